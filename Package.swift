@@ -1,0 +1,52 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// One direction of dependency: vtrecord (CLI) → VTRecorder → {VTCapture, VTEncoding, VTOutput}
+// → VTH264 → VTCore → C system libraries.
+let package = Package(
+    name: "vtrecord",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "vtrecord", targets: ["vtrecord"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
+    ],
+    targets: [
+        // C libraries, one system-library target each; shim headers hold only what Swift
+        // cannot import directly.
+        .systemLibrary(name: "CX264", pkgConfig: "x264",
+                       providers: [.apt(["libx264-dev"])]),
+        .systemLibrary(name: "CV4L2", pkgConfig: "libv4l2",
+                       providers: [.apt(["libv4l-dev"])]),
+        .systemLibrary(name: "CVAAPI", pkgConfig: "libva-drm",
+                       providers: [.apt(["libva-dev"])]),
+        .systemLibrary(name: "CYUV", providers: [.apt(["libyuv-dev"])]),
+        .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg",
+                       providers: [.apt(["libturbojpeg0-dev"])]),
+
+        .target(name: "VTCore",
+                dependencies: [.product(name: "Logging", package: "swift-log")]),
+        .target(name: "VTH264", dependencies: ["VTCore"]),
+        .target(name: "VTCapture", dependencies: ["VTCore", "CYUV", "CV4L2", "CTurboJPEG"]),
+        .target(name: "VTEncoding", dependencies: ["VTCore", "VTH264", "CX264", "CVAAPI"]),
+        .target(name: "VTOutput", dependencies: ["VTCore", "VTH264"]),
+        .target(name: "VTRecorder",
+                dependencies: ["VTCore", "VTH264", "VTCapture", "VTEncoding", "VTOutput",
+                               .product(name: "Logging", package: "swift-log")]),
+        .executableTarget(name: "vtrecord",
+                          dependencies: ["VTRecorder", "VTCore", "VTH264", "VTCapture",
+                                         "VTEncoding", "VTOutput",
+                                         .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+
+        .testTarget(name: "VTCoreTests", dependencies: ["VTCore"]),
+        .testTarget(name: "VTH264Tests", dependencies: ["VTH264", "VTCore"]),
+        .testTarget(name: "VTCaptureTests", dependencies: ["VTCapture", "VTCore"]),
+        .testTarget(name: "VTEncodingTests", dependencies: ["VTEncoding", "VTH264", "VTCore"]),
+        .testTarget(name: "VTOutputTests", dependencies: ["VTOutput", "VTH264", "VTCore"]),
+        // Runs the built binary; depends on it so `swift test` builds it first.
+        .testTarget(name: "VTRecordCLITests", dependencies: ["vtrecord", "VTH264", "VTCapture", "VTCore"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

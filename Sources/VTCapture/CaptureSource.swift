@@ -1,0 +1,79 @@
+import VTCore
+
+/// What a source delivers: the picture layout and timing every frame shares.
+public struct SourceFormat: Sendable, Equatable {
+    public var pixelFormat: PixelFormat
+    public var width: Int
+    public var height: Int
+    /// The nominal frame rate.
+    public var frameRate: FrameRate
+    /// Pixel aspect ratio (Y4M `A`, V4L2 pixelaspect); nil when unknown.
+    public var sampleAspectRatio: (width: Int, height: Int)?
+    /// True when samples use the full 0–255 range (JPEG), false for video range, nil unknown.
+    public var fullRange: Bool?
+    /// A live source (camera, paced pattern) produces frames on its own clock and must never be
+    /// blocked by the encoder; a file is read as fast as the encoder takes it.
+    public var isLive: Bool
+
+    public init(pixelFormat: PixelFormat, width: Int, height: Int, frameRate: FrameRate,
+                sampleAspectRatio: (width: Int, height: Int)? = nil, fullRange: Bool? = nil,
+                isLive: Bool) {
+        self.pixelFormat = pixelFormat
+        self.width = width
+        self.height = height
+        self.frameRate = frameRate
+        self.sampleAspectRatio = sampleAspectRatio
+        self.fullRange = fullRange
+        self.isLive = isLive
+    }
+
+    public static func == (lhs: SourceFormat, rhs: SourceFormat) -> Bool {
+        lhs.pixelFormat == rhs.pixelFormat && lhs.width == rhs.width && lhs.height == rhs.height
+            && lhs.frameRate == rhs.frameRate
+            && lhs.sampleAspectRatio?.width == rhs.sampleAspectRatio?.width
+            && lhs.sampleAspectRatio?.height == rhs.sampleAspectRatio?.height
+            && lhs.fullRange == rhs.fullRange && lhs.isLive == rhs.isLive
+    }
+}
+
+/// One captured picture and when it was taken.
+public struct CapturedFrame: Sendable {
+    /// The picture, leased: the receiver calls `buffer.release()` when done with it.
+    public var buffer: PixelBuffer
+    /// Presentation time relative to the first frame.
+    public var pts: MediaTime
+    /// Capture counter as the source numbers frames (V4L2 `sequence`, Y4M frame index).
+    public var sequence: UInt64
+
+    public init(buffer: PixelBuffer, pts: MediaTime, sequence: UInt64) {
+        self.buffer = buffer
+        self.pts = pts
+        self.sequence = sequence
+    }
+}
+
+/// Where frames come from: a camera, a Y4M file or stream, the built-in test pattern.
+///
+/// Used from one thread (the capture thread) except `stop()`, which may be called from any.
+public protocol CaptureSource: AnyObject, Sendable {
+    /// Known once the source is open (a Y4M header has been read, a format negotiated).
+    var format: SourceFormat { get }
+    /// Counters a source keeps about frames it could not deliver.
+    var statistics: CaptureStatistics { get }
+    /// Blocks until the next frame is ready; nil at the end of the input or after `stop()`.
+    func nextFrame() throws -> CapturedFrame?
+    /// Asks the source to end: the next `nextFrame()` returns nil.
+    func stop()
+}
+
+/// Frames a source saw but did not deliver, by reason.
+public struct CaptureStatistics: Sendable, Equatable {
+    /// Frames dropped before they reached vtrecord (driver drops, sequence gaps).
+    public var droppedBySource: Int = 0
+    /// Frames that arrived damaged and were not encoded.
+    public var badFrames: Int = 0
+    /// A last frame cut short (truncated file).
+    public var truncatedFrames: Int = 0
+
+    public init() {}
+}

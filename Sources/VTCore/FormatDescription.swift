@@ -1,0 +1,32 @@
+/// What a decoder needs before the first frame: the H.264 parameter sets
+/// (CoreMedia's `CMVideoFormatDescription`).
+///
+/// Building and parsing the avcC record lives with the bitstream code (VTH264).
+public struct FormatDescription: Sendable, Equatable {
+    public var width: Int
+    public var height: Int
+    /// Sequence parameter set NAL units, each with its one-byte NAL header and no start code.
+    public var sequenceParameterSets: [[UInt8]]
+    /// Picture parameter set NAL units, each with its one-byte NAL header and no start code.
+    public var pictureParameterSets: [[UInt8]]
+    /// Bytes in each NAL length prefix of the session's access units.
+    public var nalUnitLengthSize: Int
+
+    public init(width: Int, height: Int, sequenceParameterSets: [[UInt8]],
+                pictureParameterSets: [[UInt8]], nalUnitLengthSize: Int = 4) {
+        self.width = width
+        self.height = height
+        self.sequenceParameterSets = sequenceParameterSets
+        self.pictureParameterSets = pictureParameterSets
+        self.nalUnitLengthSize = nalUnitLengthSize
+    }
+
+    /// Parameter set `index`, SPS first then PPS
+    /// (`CMVideoFormatDescriptionGetH264ParameterSetAtIndex`).
+    public func parameterSet(at index: Int) -> [UInt8]? {
+        let all = sequenceParameterSets + pictureParameterSets
+        return all.indices.contains(index) ? all[index] : nil
+    }
+
+    public var parameterSetCount: Int { sequenceParameterSets.count + pictureParameterSets.count }
+}
