@@ -37,4 +37,13 @@ static inline void vt_x264_param_set_log(x264_param_t *param, vt_x264_log_sink *
     param->i_log_level = level;
 }
 
+// x264's preset and tune name tables are arrays ending in NULL; Swift sees them as tuples,
+// so the shim indexes them.
+static inline const char *vt_x264_preset_name(int index) {
+    return x264_preset_names[index];
+}
+static inline const char *vt_x264_tune_name(int index) {
+    return x264_tune_names[index];
+}
+
 #endif

@@ -31,18 +31,25 @@ public func systemCall<T: FixedWidthInteger>(_ name: String, _ body: () -> T) th
     }
 }
 
+/// Writes all of `bytes` to `fd`, continuing after short writes and EINTR.
+/// Returns nil on success, or the errno of the write that failed.
+public func writeFully(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32? {
+    var offset = 0
+    while offset < bytes.count {
+        let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+        if n < 0 {
+            if errno == EINTR { continue }
+            return errno
+        }
+        offset += n
+    }
+    return nil
+}
+
 /// Writes a line to standard error with one write(2). The C global `stderr` is not
 /// concurrency-safe in Swift 6, so messages go to fd 2 directly.
 public func writeToStandardError(_ text: String) {
     var line = text
     if !line.hasSuffix("\n") { line += "\n" }
-    line.utf8CString.withUnsafeBufferPointer { buffer in
-        var offset = 0
-        let count = buffer.count - 1
-        while offset < count {
-            let n = write(2, buffer.baseAddress! + offset, count - offset)
-            if n < 0 { if errno == EINTR { continue } else { return } }
-            offset += n
-        }
-    }
+    _ = Array(line.utf8).withUnsafeBytes { writeFully(2, $0) }
 }

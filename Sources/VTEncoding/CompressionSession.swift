@@ -1,1 +1,59 @@
 import VTCore
+
+/// Receives each compressed access unit in decode order (the VideoToolbox output callback).
+/// An error thrown here (the output failed) ends the encode call that delivered the frame.
+public typealias EncodedFrameHandler = (EncodedFrame) throws -> Void
+
+/// An H.264 encoder with VideoToolbox's shape (`VTCompressionSession`): created for a size and
+/// settings, prepared, fed pictures, then completed. Every backend hands out AVCC access units
+/// plus a `FormatDescription`, so the writer and the pipeline never depend on the backend.
+///
+/// A session is used from one thread (the encoder thread).
+public protocol CompressionSession: AnyObject {
+    /// "x264" or "vaapi": which encoder runs, as reported in the summary.
+    var encoderName: String { get }
+
+    /// The parameter sets, valid after `prepare()`.
+    var formatDescription: FormatDescription { get }
+
+    /// The settings as the encoder resolved them (defaults filled in, automatic values chosen).
+    var resolvedSettings: EncoderSettings { get }
+
+    /// Opens the encoder and produces the parameter sets
+    /// (`VTCompressionSessionPrepareToEncodeFrames`).
+    func prepare() throws(EncoderError)
+
+    /// Encodes one picture; finished frames go to the output handler, possibly later ones
+    /// (`VTCompressionSessionEncodeFrame`). The session is done with `buffer` when this returns.
+    func encode(_ buffer: PixelBuffer, pts: MediaTime, forceKeyFrame: Bool) throws
+
+    /// Emits every delayed frame (`VTCompressionSessionCompleteFrames`): nothing is lost on a
+    /// clean stop.
+    func completeFrames() throws
+
+    /// Releases the encoder (`VTCompressionSessionInvalidate`).
+    func invalidate()
+}
+
+/// Why the encoder failed (exit 4).
+public enum EncoderError: ReportableError, Equatable {
+    case openFailed(encoder: String, reason: String)
+    case headersFailed(encoder: String)
+    case encodeFailed(encoder: String, frame: Int)
+    case unsupportedPixelFormat(encoder: String, format: PixelFormat)
+
+    public var exitStatus: ExitStatus { .encoder }
+
+    public var description: String {
+        switch self {
+        case let .openFailed(encoder, reason):
+            "\(encoder) could not open the encoder: \(reason)"
+        case let .headersFailed(encoder):
+            "\(encoder) produced no SPS/PPS parameter sets"
+        case let .encodeFailed(encoder, frame):
+            "\(encoder) failed to encode frame \(frame)"
+        case let .unsupportedPixelFormat(encoder, format):
+            "\(encoder) cannot take \(format.rawValue) pictures: convert to I420 or NV12 first"
+        }
+    }
+}

@@ -1,1 +1,202 @@
+import Foundation
+import Synchronization
+import VTCapture
 import VTCore
+import VTEncoding
+import VTOutput
+
+/// When a recording ends by itself.
+public struct RecordingLimits: Sendable, Equatable {
+    /// Frames written, then stop.
+    public var frames: Int?
+    /// Presentation time in seconds: frames before it are written, then stop.
+    public var duration: Double?
+
+    public init(frames: Int? = nil, duration: Double? = nil) {
+        self.frames = frames
+        self.duration = duration
+    }
+}
+
+/// Why a recording ended.
+public enum StopReason: String, Sendable, Codable {
+    case endOfInput = "end_of_input"
+    case frameLimit = "frames"
+    case durationLimit = "duration"
+    case signal
+    case error
+}
+
+/// The pipeline: capture thread → bounded queue → encoder (this thread) → writer.
+///
+/// A live source (or `--realtime`) is never blocked: when the queue is full the newest frame is
+/// dropped and counted. A file is never dropped: the reader waits for the encoder. On a stop
+/// (limit, signal, end of input, capture failure) the frames already captured are encoded,
+/// `completeFrames()` flushes the encoder, and the writer is closed: nothing captured is lost.
+public final class Recorder: @unchecked Sendable {
+    // @unchecked Sendable: `requestStop` and `abort` are the only members used off the encoder
+    // thread; they touch atomics, the queue (locked) and the write lock only.
+    public typealias SessionFactory = (@escaping EncodedFrameHandler) throws -> any CompressionSession
+
+    private let source: any CaptureSource
+    private let makeSession: SessionFactory
+    private let makeWriter: () throws -> AnnexBWriter
+    private var writer: AnnexBWriter?
+    private let realTime: Bool
+    private let limits: RecordingLimits
+    private let queue: BoundedQueue<CapturedFrame>
+    private let progress: ProgressReporter?
+
+    private let stopRequested = Atomic<Bool>(false)
+    private let framesCaptured = Atomic<Int>(0)
+    private let droppedAtQueue = Atomic<Int>(0)
+    private let captureFailure = Mutex<(any Error)?>(nil)
+    /// Held around each write so an abort never cuts an access unit in half.
+    private let writeLock = Mutex<Void>(())
+    private var session: (any CompressionSession)?
+    private var framesSubmitted = 0
+
+    /// The session is created and prepared before the writer, so settings the encoder refuses
+    /// never leave an empty output file behind.
+    public init(source: any CaptureSource, realTime: Bool, limits: RecordingLimits,
+                queueCapacity: Int = 4, progress: ProgressReporter? = nil,
+                makeSession: @escaping SessionFactory,
+                makeWriter: @escaping () throws -> AnnexBWriter) {
+        self.source = source
+        self.makeWriter = makeWriter
+        self.realTime = realTime
+        self.limits = limits
+        self.queue = BoundedQueue(capacity: queueCapacity)
+        self.progress = progress
+        self.makeSession = makeSession
+    }
+
+    /// Asks the recording to end cleanly (first SIGINT/SIGTERM). Safe from any thread.
+    public func requestStop() {
+        stopRequested.store(true, ordering: .releasing)
+        source.stop()
+    }
+
+    /// Ends the process at once (second signal) without cutting an access unit in half.
+    public func abort(status: Int32) -> Never {
+        writeLock.withLock { _ in _exit(status) }
+    }
+
+    /// Runs the recording to its end and reports what happened. Errors from the encoder or the
+    /// writer end it early; a capture error ends it after what was captured is written.
+    public func run() -> RecordingResult {
+        let started = ContinuousClock.now
+        var reason = StopReason.endOfInput
+        var failure: (any Error)?
+        var resolved: EncoderSettings?
+        var encoderName = "none"
+
+        do {
+            let session = try makeSession { [unowned self] frame in try self.deliver(frame) }
+            self.session = session
+            encoderName = session.encoderName
+            try session.prepare()
+            resolved = session.resolvedSettings
+            let writer = try makeWriter()
+            self.writer = writer
+            startCaptureThread()
+            reason = try encodeLoop(session)
+            try session.completeFrames()
+            try writer.close()
+            session.invalidate()
+        } catch {
+            failure = error
+            reason = .error
+            stopCapture()
+        }
+        if failure == nil, let captureError = captureFailure.withLock({ $0 }) {
+            failure = captureError
+            reason = .error
+        }
+        progress?.finish()
+        let elapsed = started.duration(to: .now)
+        var statistics = RecordingStatistics()
+        statistics.framesCaptured = framesCaptured.load(ordering: .acquiring)
+        statistics.framesEncoded = writer?.framesWritten ?? 0
+        statistics.keyFrames = writer?.keyFramesWritten ?? 0
+        statistics.bytes = writer?.bytesWritten ?? 0
+        statistics.droppedQueue = droppedAtQueue.load(ordering: .acquiring)
+        statistics.source = source.statistics
+        statistics.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return RecordingResult(statistics: statistics, stopReason: reason, encoder: encoderName,
+                               settings: resolved, error: failure)
+    }
+
+    private func startCaptureThread() {
+        let thread = Thread { [self] in captureLoop() }
+        thread.name = "vtrecord-capture"
+        thread.start()
+    }
+
+    private func captureLoop() {
+        do {
+            while !stopRequested.load(ordering: .acquiring) {
+                guard let frame = try source.nextFrame() else { break }
+                framesCaptured.add(1, ordering: .relaxed)
+                let accepted = realTime ? queue.offer(frame) : queue.put(frame)
+                if !accepted {
+                    frame.buffer.release()
+                    if stopRequested.load(ordering: .acquiring) { break }
+                    droppedAtQueue.add(1, ordering: .relaxed)
+                }
+            }
+        } catch {
+            captureFailure.withLock { $0 = error }
+        }
+        queue.close()
+    }
+
+    private func encodeLoop(_ session: any CompressionSession) throws -> StopReason {
+        var reason = StopReason.endOfInput
+        while let frame = queue.take() {
+            if reason == .endOfInput, let limitReason = limitReached(by: frame) {
+                reason = limitReason
+                stopCapture()
+            }
+            if reason != .endOfInput {
+                // Past a limit: what is still queued is not wanted.
+                frame.buffer.release()
+                continue
+            }
+            do {
+                try session.encode(frame.buffer, pts: frame.pts, forceKeyFrame: false)
+            } catch {
+                frame.buffer.release()
+                throw error
+            }
+            frame.buffer.release()
+            framesSubmitted += 1
+        }
+        if reason == .endOfInput && stopRequested.load(ordering: .acquiring) {
+            reason = .signal
+        }
+        return reason
+    }
+
+    private func limitReached(by frame: CapturedFrame) -> StopReason? {
+        if let frames = limits.frames, framesSubmitted >= frames { return .frameLimit }
+        if let duration = limits.duration, frame.pts.seconds >= duration - 1e-9 { return .durationLimit }
+        return nil
+    }
+
+    private func stopCapture() {
+        stopRequested.store(true, ordering: .releasing)
+        source.stop()
+        queue.close()
+        // Hand back whatever the capture thread had queued.
+        while let frame = queue.take() { frame.buffer.release() }
+    }
+
+    private func deliver(_ frame: EncodedFrame) throws {
+        guard let session, let writer else { return }
+        try writeLock.withLock { _ throws(OutputError) in
+            try writer.write(frame, format: session.formatDescription)
+        }
+        progress?.frameWritten(count: writer.framesWritten, bytes: writer.bytesWritten, pts: frame.pts)
+    }
+}

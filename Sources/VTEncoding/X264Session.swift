@@ -1,0 +1,189 @@
+import CX264
+import Foundation
+import Logging
+import VTCore
+
+/// The software encoder: libx264 behind the `CompressionSession` contract.
+public final class X264Session: CompressionSession {
+    public let encoderName = "x264"
+    public private(set) var formatDescription: FormatDescription
+    public private(set) var resolvedSettings: EncoderSettings
+
+    private let width: Int
+    private let height: Int
+    private let pixelFormat: PixelFormat
+    private let settings: EncoderSettings
+    private let output: EncodedFrameHandler
+    private var encoder: OpaquePointer?
+    private var picture = x264_picture_t()
+    private var framesIn = 0
+    /// x264's version/options SEI, sent once before the first picture as the x264 CLI does.
+    private var pendingSEI: [UInt8] = []
+    private let logSink: UnsafeMutablePointer<vt_x264_log_sink>
+    private let logContext: Unmanaged<X264LogContext>
+
+    public init(width: Int, height: Int, pixelFormat: PixelFormat, settings: EncoderSettings,
+                logger: Logger = Logger(label: "vtrecord.x264"),
+                output: @escaping EncodedFrameHandler) throws(UsageError) {
+        try settings.validate()
+        try X264Parameters.validate(settings)
+        self.width = width
+        self.height = height
+        self.pixelFormat = pixelFormat
+        self.settings = settings
+        self.resolvedSettings = settings
+        self.output = output
+        self.formatDescription = FormatDescription(width: width, height: height,
+                                                   sequenceParameterSets: [], pictureParameterSets: [])
+        logContext = Unmanaged.passRetained(X264LogContext(logger: logger))
+        logSink = .allocate(capacity: 1)
+        logSink.initialize(to: vt_x264_log_sink(fn: { context, level, message in
+            guard let context, let message else { return }
+            Unmanaged<X264LogContext>.fromOpaque(context).takeUnretainedValue()
+                .log(level: level, message: String(cString: message))
+        }, context: logContext.toOpaque()))
+    }
+
+    /// Checks the x264 preset and tune names (`--speed`, `--tune`) without opening anything.
+    public static func validateNames(_ settings: EncoderSettings) throws(UsageError) {
+        try X264Parameters.validate(settings)
+    }
+
+    deinit {
+        invalidate()
+        logSink.deallocate()
+        logContext.release()
+    }
+
+    public func prepare() throws(EncoderError) {
+        var params = try X264Parameters.make(settings, width: width, height: height, format: pixelFormat)
+        vt_x264_param_set_log(&params, logSink, X264_LOG_WARNING)
+        guard let encoder = vt_x264_encoder_open(&params) else {
+            throw .openFailed(encoder: "x264", reason: "x264 refused the settings (see its message above)")
+        }
+        self.encoder = encoder
+
+        var nals: UnsafeMutablePointer<x264_nal_t>?
+        var count: Int32 = 0
+        guard x264_encoder_headers(encoder, &nals, &count) >= 0, let nals else {
+            throw .headersFailed(encoder: "x264")
+        }
+        var sps: [[UInt8]] = []
+        var pps: [[UInt8]] = []
+        for i in 0..<Int(count) {
+            let nal = nals[i]
+            // b_annexb = 0: each payload starts with its 4-byte length.
+            let bytes = Array(UnsafeBufferPointer(start: nal.p_payload + 4, count: Int(nal.i_payload) - 4))
+            switch nal.i_type {
+            case Int32(NAL_SPS.rawValue): sps.append(bytes)
+            case Int32(NAL_PPS.rawValue): pps.append(bytes)
+            case Int32(NAL_SEI.rawValue):
+                pendingSEI = Array(UnsafeBufferPointer(start: nal.p_payload, count: Int(nal.i_payload)))
+            default: break
+            }
+        }
+        guard !sps.isEmpty, !pps.isEmpty else { throw .headersFailed(encoder: "x264") }
+        formatDescription = FormatDescription(width: width, height: height,
+                                              sequenceParameterSets: sps, pictureParameterSets: pps)
+
+        var actual = x264_param_t()
+        x264_encoder_parameters(encoder, &actual)
+        resolvedSettings.bFrames = Int(actual.i_bframe)
+        resolvedSettings.threads = Int(actual.i_threads)
+        resolvedSettings.entropy = actual.b_cabac != 0 ? .cabac : .cavlc
+        resolvedSettings.keyFrameInterval = .frames(Int(actual.i_keyint_max))
+        resolvedSettings.rateControl = settings.effectiveRateControl
+        if settings.effectiveRateControl == .crf, resolvedSettings.crf == nil {
+            resolvedSettings.crf = EncoderSettings.defaultCRF
+        }
+        resolvedSettings.maxBitRate = settings.effectiveMaxBitRate
+        resolvedSettings.bufferSize = settings.effectiveBufferSize
+
+        x264_picture_init(&picture)
+        picture.img.i_csp = pixelFormat == .nv12 ? X264_CSP_NV12 : X264_CSP_I420
+        picture.img.i_plane = Int32(pixelFormat.planeCount)
+    }
+
+    public func encode(_ buffer: PixelBuffer, pts: MediaTime, forceKeyFrame: Bool) throws {
+        guard let encoder else { preconditionFailure("encode before prepare") }
+        guard buffer.format == pixelFormat, buffer.width == width, buffer.height == height else {
+            throw EncoderError.unsupportedPixelFormat(encoder: "x264", format: buffer.format)
+        }
+        let planes = buffer.planes
+        picture.img.plane.0 = planes[0].baseAddress
+        picture.img.i_stride.0 = Int32(planes[0].bytesPerRow)
+        picture.img.plane.1 = planes[1].baseAddress
+        picture.img.i_stride.1 = Int32(planes[1].bytesPerRow)
+        if planes.count > 2 {
+            picture.img.plane.2 = planes[2].baseAddress
+            picture.img.i_stride.2 = Int32(planes[2].bytesPerRow)
+        }
+        picture.i_pts = frameTicks(pts)
+        picture.i_type = forceKeyFrame ? X264_TYPE_IDR : X264_TYPE_AUTO
+        framesIn += 1
+        // x264 copies the picture inside x264_encoder_encode, so the caller may release the
+        // buffer as soon as this returns.
+        try encodeAndDeliver(encoder, input: &picture)
+    }
+
+    public func completeFrames() throws {
+        guard let encoder else { return }
+        while x264_encoder_delayed_frames(encoder) > 0 {
+            try encodeAndDeliver(encoder, input: nil)
+        }
+    }
+
+    public func invalidate() {
+        if let encoder {
+            x264_encoder_close(encoder)
+            self.encoder = nil
+        }
+    }
+
+    private func encodeAndDeliver(_ encoder: OpaquePointer,
+                                  input: UnsafeMutablePointer<x264_picture_t>?) throws {
+        var nals: UnsafeMutablePointer<x264_nal_t>?
+        var count: Int32 = 0
+        var out = x264_picture_t()
+        let size = x264_encoder_encode(encoder, &nals, &count, input, &out)
+        guard size >= 0 else { throw EncoderError.encodeFailed(encoder: "x264", frame: framesIn) }
+        guard size > 0, let nals else { return }
+        // x264 lays out the NAL units of one picture back to back in one buffer.
+        var data = pendingSEI
+        data.reserveCapacity(pendingSEI.count + Int(size))
+        data.append(contentsOf: UnsafeBufferPointer(start: nals[0].p_payload, count: Int(size)))
+        pendingSEI = []
+        let frame = EncodedFrame(data: data, pts: mediaTime(out.i_pts), dts: mediaTime(out.i_dts),
+                                 isKeyFrame: out.b_keyframe != 0 && out.i_type == X264_TYPE_IDR)
+        try output(frame)
+    }
+
+    /// x264's timebase is one frame (1/fps, as with b_vfr_input = 0).
+    private func frameTicks(_ time: MediaTime) -> Int64 {
+        let rate = settings.frameRate
+        let scaled = Int128(time.value) * Int128(rate.numerator)
+        let divisor = Int128(time.timescale) * Int128(rate.denominator)
+        return Int64((scaled + divisor / 2) / divisor)
+    }
+
+    private func mediaTime(_ ticks: Int64) -> MediaTime {
+        let rate = settings.frameRate
+        return MediaTime(value: ticks * Int64(rate.denominator), timescale: Int32(rate.numerator))
+    }
+}
+
+/// Carries x264's messages into swift-log.
+private final class X264LogContext {
+    let logger: Logger
+    init(logger: Logger) { self.logger = logger }
+
+    func log(level: Int32, message: String) {
+        let text = "x264: " + message.trimmingCharacters(in: .newlines)
+        switch level {
+        case X264_LOG_ERROR: logger.error("\(text)")
+        case X264_LOG_WARNING: logger.warning("\(text)")
+        case X264_LOG_INFO: logger.info("\(text)")
+        default: logger.debug("\(text)")
+        }
+    }
+}

@@ -1,0 +1,33 @@
+import VTCapture
+import VTCore
+import VTEncoding
+
+/// Counters of one recording.
+public struct RecordingStatistics: Sendable, Equatable {
+    public var framesCaptured = 0
+    public var framesEncoded = 0
+    public var keyFrames = 0
+    public var bytes: Int64 = 0
+    /// Frames dropped because the encoder fell behind a live source.
+    public var droppedQueue = 0
+    public var source = CaptureStatistics()
+    /// Wall-clock time of the run.
+    public var seconds = 0.0
+
+    public init() {}
+}
+
+/// How a recording went: counters, why it stopped, and the error that ended it, if any.
+public struct RecordingResult {
+    public var statistics: RecordingStatistics
+    public var stopReason: StopReason
+    /// The encoder that ran ("x264"), or "none" if none could be created.
+    public var encoder: String
+    public var settings: EncoderSettings?
+    public var error: (any Error)?
+
+    public var exitStatus: ExitStatus {
+        guard let error else { return .success }
+        return (error as? any ReportableError)?.exitStatus ?? .failure
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import VTCapture
+import VTCore
+import VTEncoding
+
+/// The `--json-summary` document. `schema` changes only when a field changes meaning or goes
+/// away; new fields may appear within a schema version.
+public struct RecordingSummary: Codable, Sendable, Equatable {
+    public static let schemaVersion = 1
+
+    public struct Format: Codable, Sendable, Equatable {
+        public var pixelFormat: String
+        public var width: Int
+        public var height: Int
+        public var fps: String
+
+        enum CodingKeys: String, CodingKey {
+            case pixelFormat = "pixel_format", width, height, fps
+        }
+    }
+
+    /// The settings as the encoder resolved them, keyed by option name.
+    public struct Settings: Codable, Sendable, Equatable {
+        public var speed: String
+        public var tune: String?
+        public var profile: String?
+        public var level: String?
+        public var keyint: Int
+        public var bframes: Int?
+        public var entropy: String?
+        public var rateControl: String
+        public var crf: Double?
+        public var qp: Int?
+        public var bitrate: Int64?
+        public var maxBitrate: Int64?
+        public var bufsize: Int64?
+        public var threads: Int?
+        public var realtime: Bool
+        public var fps: String
+        public var sar: String?
+
+        enum CodingKeys: String, CodingKey {
+            case speed, tune, profile, level, keyint, bframes, entropy
+            case rateControl = "rate_control", crf, qp, bitrate
+            case maxBitrate = "max_bitrate", bufsize, threads, realtime, fps, sar
+        }
+    }
+
+    public var schema = RecordingSummary.schemaVersion
+    public var encoder: String
+    public var input: String
+    public var output: String
+    public var format: Format
+    public var framesCaptured: Int
+    public var framesEncoded: Int
+    public var keyframes: Int
+    public var bytes: Int64
+    public var seconds: Double
+    public var encodeFPS: Double
+    /// Average bit rate of the stream in bit/s, over its presentation time.
+    public var bitrate: Int64
+    public var droppedQueue: Int
+    public var droppedSource: Int
+    public var framesBad: Int
+    public var framesTruncated: Int
+    public var stopReason: StopReason
+    public var error: String?
+    public var settings: Settings?
+
+    enum CodingKeys: String, CodingKey {
+        case schema, encoder, input, output, format
+        case framesCaptured = "frames_captured", framesEncoded = "frames_encoded", keyframes, bytes
+        case seconds, encodeFPS = "encode_fps", bitrate, droppedQueue = "dropped_queue"
+        case droppedSource = "dropped_source", framesBad = "frames_bad"
+        case framesTruncated = "frames_truncated", stopReason = "stop_reason", error, settings
+    }
+
+    public init(result: RecordingResult, input: String, output: String, format: SourceFormat,
+                realTime: Bool) {
+        let s = result.statistics
+        encoder = result.encoder
+        self.input = input
+        self.output = output
+        self.format = Format(pixelFormat: format.pixelFormat.rawValue, width: format.width,
+                             height: format.height, fps: format.frameRate.description)
+        framesCaptured = s.framesCaptured
+        framesEncoded = s.framesEncoded
+        keyframes = s.keyFrames
+        bytes = s.bytes
+        seconds = (s.seconds * 1000).rounded() / 1000
+        encodeFPS = s.seconds > 0 ? (Double(s.framesEncoded) / s.seconds * 10).rounded() / 10 : 0
+        let mediaSeconds = Double(s.framesEncoded) / format.frameRate.framesPerSecond
+        bitrate = mediaSeconds > 0 ? Int64((Double(s.bytes) * 8 / mediaSeconds).rounded()) : 0
+        droppedQueue = s.droppedQueue
+        droppedSource = s.source.droppedBySource
+        framesBad = s.source.badFrames
+        framesTruncated = s.source.truncatedFrames
+        stopReason = result.stopReason
+        error = result.error.map { ($0 as? any ReportableError)?.description ?? "\($0)" }
+        settings = result.settings.map { Settings($0, realTime: realTime) }
+    }
+
+    public func jsonData() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        var data = try encoder.encode(self)
+        data.append(0x0A)
+        return data
+    }
+}
+
+extension RecordingSummary.Settings {
+    init(_ s: EncoderSettings, realTime: Bool) {
+        speed = s.speed
+        tune = s.tune
+        profile = s.profile?.rawValue
+        level = s.level
+        keyint = s.keyFrameInterval.frames(at: s.frameRate)
+        bframes = s.bFrames
+        entropy = s.entropy?.rawValue
+        rateControl = s.effectiveRateControl.rawValue
+        crf = s.effectiveRateControl == .crf ? s.crf : nil
+        qp = s.effectiveRateControl == .cqp ? s.qp : nil
+        bitrate = s.bitRate
+        maxBitrate = s.effectiveMaxBitRate
+        bufsize = s.effectiveBufferSize
+        threads = s.threads
+        self.realtime = realTime
+        fps = s.frameRate.description
+        sar = s.pixelAspectRatio?.description
+    }
+}

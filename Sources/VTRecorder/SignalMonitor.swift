@@ -1,0 +1,54 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Turns SIGINT and SIGTERM into a clean stop: the first asks the recording to finish (drain,
+/// flush, close, summary, exit 0), a second aborts at once.
+///
+/// The signals are blocked in every thread and taken by one thread with sigwait(2), so no
+/// handler runs at an arbitrary point and blocking calls elsewhere are not interrupted.
+public enum SignalMonitor {
+    /// Broken pipes and file-size limits come back as EPIPE and EFBIG from write(2) instead of
+    /// killing the process, so the writer can say what happened and keep the file whole.
+    public static func ignoreWriteSignals() {
+        signal(SIGPIPE, SIG_IGN)
+        signal(SIGXFSZ, SIG_IGN)
+    }
+
+    /// Call before any other thread starts: threads inherit the blocked set.
+    public static func blockStopSignals() {
+        var set = stopSignals()
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+    }
+
+    /// Starts the thread that waits for the signals. `onFirst` gets the signal's name.
+    public static func start(onFirst: @escaping @Sendable (String) -> Void,
+                             onSecond: @escaping @Sendable () -> Never) {
+        let thread = Thread {
+            var set = stopSignals()
+            var count = 0
+            while true {
+                var received: Int32 = 0
+                guard sigwait(&set, &received) == 0 else { continue }
+                count += 1
+                if count == 1 {
+                    onFirst(received == SIGINT ? "SIGINT" : "SIGTERM")
+                } else {
+                    onSecond()
+                }
+            }
+        }
+        thread.name = "vtrecord-signals"
+        thread.start()
+    }
+
+    private static func stopSignals() -> sigset_t {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        return set
+    }
+}

@@ -1,0 +1,232 @@
+import ArgumentParser
+import Foundation
+import Logging
+import VTCapture
+import VTCore
+import VTEncoding
+import VTOutput
+import VTRecorder
+
+struct InputOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("Read frames from a Y4M file, or '-' for standard input.", valueName: "path"))
+    var input: String?
+
+    @Flag(name: .long, help: "Record the built-in test pattern (moving content with a frame counter).")
+    var testPattern = false
+
+    @Option(name: .long, help: ArgumentHelp("Picture size of the test pattern, as WxH (default 1280x720).", valueName: "WxH"))
+    var size: FrameSize?
+
+    @Option(name: .long, help: ArgumentHelp("Frame rate: 30, 30000/1001 or 29.97. Default: the input's rate; 30 for the test pattern.", valueName: "rate"))
+    var fps: FrameRateArgument?
+}
+
+struct OutputOptions: ParsableArguments {
+    @Option(name: [.short, .long], help: ArgumentHelp("Output file, or '-' for standard output (default: vtrecord-YYYYmmdd-HHMMSS.h264).", valueName: "path"))
+    var output: String?
+
+    @Flag(name: .long, help: "Replace an existing output file.")
+    var overwrite = false
+
+    @Option(name: .long, help: ArgumentHelp("Stop after this many frames have been written.", valueName: "n"))
+    var frames: Int?
+
+    @Option(name: .long, help: ArgumentHelp("Stop after this much presentation time: 10s, 1m30s, 500ms.", valueName: "time"))
+    var duration: DurationArgument?
+
+    @Flag(name: .long, help: "Print nothing but errors.")
+    var quiet = false
+
+    @Option(name: .long, help: ArgumentHelp("Write a JSON summary (schema 1) to a file, or '-' for standard output.", valueName: "path"))
+    var jsonSummary: String?
+}
+
+struct EncoderOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("x264 preset: ultrafast … placebo (default medium).", valueName: "preset"))
+    var speed: String?
+
+    @Option(name: .long, help: ArgumentHelp("x264 tune: film, animation, grain, stillimage, psnr, ssim, fastdecode, zerolatency.", valueName: "tune"))
+    var tune: String?
+
+    @Option(name: .long, help: "H.264 profile (baseline means Constrained Baseline).")
+    var profile: EncoderSettings.Profile?
+
+    @Option(name: .long, help: ArgumentHelp("H.264 level: 3.1, 4, 4.1 … or auto.", valueName: "level"))
+    var level: LevelArgument?
+
+    @Option(name: .long, help: ArgumentHelp("Longest distance between keyframes: frames (60) or time (2s). Default 2s.", valueName: "n|time"))
+    var keyint: KeyIntervalArgument?
+
+    @Option(name: .long, help: ArgumentHelp("B-frames between references; 0 turns frame reordering off.", valueName: "n"))
+    var bframes: Int?
+
+    @Option(name: .long, help: "Entropy coding.")
+    var entropy: EncoderSettings.Entropy?
+
+    @Option(name: .long, help: "Rate control: crf (default), cqp, abr, vbr (with --max-bitrate), cbr.")
+    var rateControl: EncoderSettings.RateControl?
+
+    @Option(name: .long, help: ArgumentHelp("Constant quality, 0–51 (default 23; lower is better).", valueName: "q"))
+    var crf: Double?
+
+    @Option(name: .long, help: ArgumentHelp("Constant quantiser, 0–51 (with --rate-control cqp).", valueName: "qp"))
+    var qp: Int?
+
+    @Option(name: .long, help: ArgumentHelp("Average bit rate in bit/s: 2M, 500k.", valueName: "rate"))
+    var bitrate: BitRateArgument?
+
+    @Option(name: .long, help: ArgumentHelp("Peak bit rate in bit/s (the VBV maximum).", valueName: "rate"))
+    var maxBitrate: BitRateArgument?
+
+    @Option(name: .long, help: ArgumentHelp("VBV buffer in bytes: 250k (default: one second of the peak rate).", valueName: "bytes"))
+    var bufsize: ByteSizeArgument?
+
+    @Option(name: .long, help: ArgumentHelp("Encoder threads (0 = automatic).", valueName: "n"))
+    var threads: Int?
+
+    @Flag(inversion: .prefixedNo, help: "Never block the source: drop frames at the queue when the encoder falls behind (default: on for live sources, off for files).")
+    var realtime: Bool?
+
+    func settings() -> EncoderSettings {
+        var s = EncoderSettings()
+        if let speed { s.speed = speed }
+        s.tune = tune
+        s.profile = profile
+        s.level = level?.level
+        if let keyint { s.keyFrameInterval = keyint.interval }
+        s.bFrames = bframes
+        s.entropy = entropy
+        s.rateControl = rateControl
+        s.crf = crf
+        s.qp = qp
+        s.bitRate = bitrate?.bitsPerSecond
+        s.maxBitRate = maxBitrate?.bitsPerSecond
+        s.bufferSize = bufsize?.bytes
+        s.threads = threads
+        s.realTime = realtime
+        return s
+    }
+}
+
+struct Record: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "record",
+        abstract: "Record to an H.264 elementary stream (the default command)."
+    )
+
+    @OptionGroup(title: "Input") var input: InputOptions
+    @OptionGroup(title: "Output and stopping") var output: OutputOptions
+    @OptionGroup(title: "Encoding") var encoder: EncoderOptions
+
+    func validate() throws {
+        if output.output == "-" && output.jsonSummary == "-" {
+            throw ValidationError("-o - and --json-summary - both want standard output: write the summary to a file")
+        }
+        if input.input != nil && input.testPattern {
+            throw ValidationError("--input and --test-pattern are two sources: give one")
+        }
+        if input.input != nil && input.size != nil {
+            throw ValidationError("--size applies to the test pattern; a Y4M input has its own size")
+        }
+        if let frames = output.frames, frames < 1 {
+            throw ValidationError("--frames must be at least 1")
+        }
+        if input.input == nil && !input.testPattern {
+            throw ValidationError("no source: give --input FILE.y4m (or '-' for standard input) or --test-pattern")
+        }
+        do {
+            var settings = encoder.settings()
+            settings.frameRate = input.fps?.rate ?? settings.frameRate
+            try settings.validate()
+            try X264Session.validateNames(settings)
+        } catch let error as UsageError {
+            throw ValidationError(error.message)
+        }
+    }
+
+    func run() throws {
+        SignalMonitor.blockStopSignals()
+        let logger = Logging.Logger(label: "vtrecord")
+        let source = try openSource()
+        var format = source.format
+        if let fps = input.fps { format.frameRate = fps.rate }
+
+        var settings = encoder.settings()
+        settings.frameRate = format.frameRate
+        if let sar = format.sampleAspectRatio {
+            settings.pixelAspectRatio = PixelAspectRatio(horizontal: sar.width, vertical: sar.height)
+        }
+        settings.fullRange = format.fullRange
+        let realTime = settings.realTime ?? format.isLive
+
+        let outputPath = output.output ?? Self.defaultOutputName()
+        let inputName = input.input ?? "test-pattern"
+        if !output.quiet && outputPath != "-" {
+            logger.notice("recording \(inputName == "-" ? "standard input" : inputName) to \(outputPath)")
+        }
+
+        let progress = output.quiet ? nil : ProgressReporter.forTerminal(frameRate: format.frameRate)
+        let recorder = Recorder(
+            source: source, realTime: realTime,
+            limits: RecordingLimits(frames: output.frames, duration: output.duration?.seconds),
+            progress: progress,
+            makeSession: { handler in
+                try X264Session(width: format.width, height: format.height, pixelFormat: format.pixelFormat,
+                                settings: settings, output: handler)
+            },
+            makeWriter: { [overwrite = output.overwrite] in
+                try AnnexBWriter(path: outputPath, overwrite: overwrite)
+            })
+        SignalMonitor.start(
+            onFirst: { name in
+                if !output.quiet { logger.notice("\(name): finishing the recording (send it again to abort)") }
+                recorder.requestStop()
+            },
+            onSecond: { recorder.abort(status: ExitStatus.aborted.rawValue) })
+
+        let result = recorder.run()
+        let summary = RecordingSummary(result: result, input: inputName, output: outputPath,
+                                       format: format, realTime: realTime)
+        if !output.quiet && result.statistics.framesEncoded > 0 {
+            logger.notice("\(Self.describe(summary, result: result))")
+        }
+        if let path = output.jsonSummary {
+            try writeSummary(summary, to: path)
+        }
+        if let error = result.error {
+            if let reportable = error as? any ReportableError { throw reportable }
+            throw error
+        }
+    }
+
+    private func openSource() throws -> any CaptureSource {
+        let buffers = 8
+        if let path = input.input {
+            return try Y4MSource(path: path, bufferCount: buffers)
+        }
+        let size = input.size ?? FrameSize(width: 1280, height: 720)
+        let rate = input.fps?.rate ?? FrameRate(numerator: 30, denominator: 1)!
+        return try TestPatternSource(width: size.width, height: size.height, frameRate: rate,
+                                     live: encoder.realtime == true, bufferCount: buffers)
+    }
+
+    private func writeSummary(_ summary: RecordingSummary, to path: String) throws {
+        try writeWholeFile(path: path, bytes: Array(summary.jsonData()))
+    }
+
+    static func defaultOutputName() -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "yyyyMMdd-HHmmss"
+        return "vtrecord-\(formatter.string(from: Date())).h264"
+    }
+
+    static func describe(_ s: RecordingSummary, result: RecordingResult) -> String {
+        let media = Double(s.framesEncoded) / (FrameRate(parsing: s.format.fps)?.framesPerSecond ?? 1)
+        var line = String(format: "wrote %d frames (%.2f s, %d keyframes, %@ bytes, %.2f Mbit/s) to %@ in %.2f s (%.1f fps)",
+                          s.framesEncoded, media, s.keyframes, "\(s.bytes)", Double(s.bitrate) / 1e6,
+                          s.output == "-" ? "standard output" : s.output, s.seconds, s.encodeFPS)
+        if s.droppedQueue > 0 { line += "; \(s.droppedQueue) frames dropped because the encoder fell behind" }
+        return line
+    }
+}

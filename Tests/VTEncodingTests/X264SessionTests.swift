@@ -1,0 +1,114 @@
+import Testing
+import VTCore
+@testable import VTEncoding
+
+@Suite struct X264SessionTests {
+    /// A small moving picture: a bright square that walks across a grey background.
+    static func fill(_ buffer: PixelBuffer, frame: Int) {
+        let y = buffer.planes[0]
+        for row in 0..<y.rows {
+            let line = y.baseAddress + row * y.bytesPerRow
+            for col in 0..<y.rowBytes {
+                let inSquare = (col - frame * 3) & 63 < 16 && (row + frame) & 31 < 16
+                line[col] = inSquare ? 220 : UInt8(truncatingIfNeeded: 60 + (col ^ row) & 31)
+            }
+        }
+        for p in 1..<buffer.planes.count {
+            let plane = buffer.planes[p]
+            for row in 0..<plane.rows { (plane.baseAddress + row * plane.bytesPerRow).update(repeating: 128, count: plane.rowBytes) }
+        }
+    }
+
+    /// Splits an AVCC access unit into NAL types, failing on any malformed length.
+    static func nalTypes(_ data: [UInt8]) -> [UInt8]? {
+        var types: [UInt8] = []
+        var i = 0
+        while i < data.count {
+            guard i + 4 <= data.count else { return nil }
+            let length = Int(data[i]) << 24 | Int(data[i + 1]) << 16 | Int(data[i + 2]) << 8 | Int(data[i + 3])
+            guard length > 0, i + 4 + length <= data.count else { return nil }
+            types.append(data[i + 4] & 0x1F)
+            i += 4 + length
+        }
+        return types
+    }
+
+    final class Collector {
+        var frames: [EncodedFrame] = []
+    }
+
+    func encode(_ settings: EncoderSettings, count: Int, format: PixelFormat = .i420,
+                forceKeyFrameAt: Set<Int> = []) throws -> (X264Session, [EncodedFrame]) {
+        let collector = Collector()
+        let session = try X264Session(width: 160, height: 96, pixelFormat: format, settings: settings) {
+            collector.frames.append($0)
+        }
+        try session.prepare()
+        let buffer = PixelBuffer(format: format, width: 160, height: 96)
+        for n in 0..<count {
+            Self.fill(buffer, frame: n)
+            try session.encode(buffer, pts: MediaTime(value: Int64(n), timescale: 25),
+                               forceKeyFrame: forceKeyFrameAt.contains(n))
+        }
+        try session.completeFrames()
+        return (session, collector.frames)
+    }
+
+    func settings(_ change: (inout EncoderSettings) -> Void = { _ in }) -> EncoderSettings {
+        var s = EncoderSettings()
+        s.frameRate = FrameRate(numerator: 25, denominator: 1)!
+        s.speed = "ultrafast"
+        change(&s)
+        return s
+    }
+
+    @Test func handsOutAVCCAndParameterSets() throws {
+        let (session, frames) = try encode(settings { $0.keyFrameInterval = .frames(10) }, count: 30)
+        #expect(frames.count == 30)
+        let format = session.formatDescription
+        #expect(format.sequenceParameterSets.first?.first.map { $0 & 0x1F } == 7)
+        #expect(format.pictureParameterSets.first?.first.map { $0 & 0x1F } == 8)
+        for frame in frames {
+            let types = try #require(Self.nalTypes(frame.data), "malformed AVCC")
+            #expect(!types.contains(7) && !types.contains(8), "parameter sets belong in the format description")
+            #expect(types.contains(frame.isKeyFrame ? 5 : 1))
+        }
+        #expect(frames.filter(\.isKeyFrame).count == 3)
+        #expect(frames.first?.isKeyFrame == true)
+    }
+
+    @Test func completeFramesDrainsEveryDelayedFrame() throws {
+        let (_, frames) = try encode(settings { $0.speed = "medium"; $0.bFrames = 3 }, count: 17)
+        #expect(frames.count == 17)
+        let ptsValues = frames.map { $0.pts.converted(to: 25).value }.sorted()
+        #expect(ptsValues == Array(0..<17))
+        // Decode order: dts never goes backwards, and never passes pts.
+        for (a, b) in zip(frames, frames.dropFirst()) { #expect(a.dts <= b.dts) }
+        for f in frames { #expect(f.dts <= f.pts) }
+    }
+
+    @Test func forcedKeyFrameBecomesIDR() throws {
+        let (_, frames) = try encode(settings { $0.keyFrameInterval = .frames(250); $0.bFrames = 0 },
+                                     count: 12, forceKeyFrameAt: [7])
+        let keyPTS = frames.filter(\.isKeyFrame).map { $0.pts.converted(to: 25).value }
+        #expect(keyPTS == [0, 7])
+    }
+
+    @Test func acceptsNV12() throws {
+        let (_, frames) = try encode(settings(), count: 5, format: .nv12)
+        #expect(frames.count == 5)
+    }
+
+    @Test func refusesPackedYUYV() throws {
+        let session = try X264Session(width: 64, height: 64, pixelFormat: .yuyv, settings: settings()) { _ in }
+        #expect(throws: EncoderError.self) { try session.prepare() }
+    }
+
+    @Test func resolvedSettingsReportWhatX264Chose() throws {
+        let (session, _) = try encode(settings { $0.speed = "veryfast"; $0.tune = "zerolatency" }, count: 1)
+        #expect(session.resolvedSettings.bFrames == 0)
+        #expect(session.resolvedSettings.rateControl == .crf)
+        #expect(session.resolvedSettings.crf == 23)
+        #expect(session.resolvedSettings.keyFrameInterval == .frames(50))
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+
+/// The binary as scripts see it: help, version, exit codes, messages that name the option.
+@Suite struct CommandLineTests {
+    @Test func helpListsOptionsAndExitCodes() throws {
+        let r = try Tools.vtrecord(["--help"])
+        #expect(r.status == 0)
+        for needle in ["--input", "--test-pattern", "--keyint", "--rate-control", "--json-summary",
+                       "EXIT STATUS", "130", "inspect"] {
+            #expect(r.stdoutText.contains(needle), "--help does not mention \(needle)")
+        }
+    }
+
+    @Test func versionPrintsOneLine() throws {
+        let r = try Tools.vtrecord(["--version"])
+        #expect(r.status == 0)
+        #expect(r.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "\n").count == 1)
+        #expect(r.stdoutText.first?.isNumber == true)
+    }
+
+    struct BadUsage: CustomTestStringConvertible, Sendable {
+        let arguments: [String]
+        /// Text the one-line error must contain (the option it is about).
+        let mentions: String
+        var testDescription: String { arguments.joined(separator: " ") }
+    }
+
+    static let badUsages: [BadUsage] = [
+        BadUsage(arguments: ["--test-pattern", "--size", "big"], mentions: "--size"),
+        BadUsage(arguments: ["--test-pattern", "--fps", "fast"], mentions: "--fps"),
+        BadUsage(arguments: ["--test-pattern", "--bitrate", "lots"], mentions: "--bitrate"),
+        BadUsage(arguments: ["--test-pattern", "--duration", "forever"], mentions: "--duration"),
+        BadUsage(arguments: ["--test-pattern", "--keyint", "0"], mentions: "--keyint"),
+        BadUsage(arguments: ["--test-pattern", "--crf", "99"], mentions: "--crf"),
+        BadUsage(arguments: ["--test-pattern", "--speed", "turbo"], mentions: "--speed"),
+        BadUsage(arguments: ["--test-pattern", "--tune", "cinema"], mentions: "--tune"),
+        BadUsage(arguments: ["--test-pattern", "--profile", "extended"], mentions: "--profile"),
+        BadUsage(arguments: ["--test-pattern", "--level", "7.5"], mentions: "--level"),
+        BadUsage(arguments: ["--test-pattern", "--profile", "baseline", "--bframes", "2"], mentions: "--bframes"),
+        BadUsage(arguments: ["--test-pattern", "--profile", "baseline", "--entropy", "cabac"], mentions: "--entropy cabac"),
+        BadUsage(arguments: ["--test-pattern", "--rate-control", "cbr", "--bitrate", "1M", "--crf", "20"], mentions: "--crf"),
+        BadUsage(arguments: ["--test-pattern", "--rate-control", "vbr", "--bitrate", "2M"], mentions: "--max-bitrate"),
+        BadUsage(arguments: ["--test-pattern", "--rate-control", "abr"], mentions: "--bitrate"),
+        BadUsage(arguments: ["--test-pattern", "-o", "-", "--json-summary", "-"], mentions: "--json-summary"),
+        BadUsage(arguments: ["--test-pattern", "--input", "x.y4m"], mentions: "--input"),
+        BadUsage(arguments: ["--test-pattern", "--no-such-option"], mentions: "--no-such-option"),
+        BadUsage(arguments: [], mentions: "--input"),
+    ]
+
+    @Test(arguments: badUsages)
+    func badUsageExitsTwoNamingTheOption(_ bad: BadUsage) throws {
+        let dir = try TemporaryDirectory()
+        let r = try Tools.vtrecord(bad.arguments + ["--frames", "1"], cwd: dir.url)
+        #expect(r.status == 2, "exit \(r.status): \(r.stderr)")
+        #expect(r.stderr.contains(bad.mentions), "message does not name \(bad.mentions): \(r.stderr)")
+        #expect(r.stdout.isEmpty)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.url.path)
+        #expect(leftovers.isEmpty, "a refused run created \(leftovers)")
+    }
+
+    @Test func existingOutputIsKeptWithoutOverwrite() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("keep.h264")
+        try Data("precious".utf8).write(to: URL(fileURLWithPath: path))
+        let r = try Tools.vtrecord(["--test-pattern", "--size", "320x240", "--frames", "5", "-o", path])
+        #expect(r.status == 5)
+        #expect(r.stderr.contains("already exists") && r.stderr.contains("--overwrite"))
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "precious")
+
+        let again = try Tools.vtrecord(["--test-pattern", "--size", "320x240", "--frames", "5", "-o", path,
+                                        "--overwrite", "--quiet"])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(try Tools.frameMD5s(path).count == 5)
+    }
+
+    @Test func defaultOutputNameIsAnnounced() throws {
+        let dir = try TemporaryDirectory()
+        let r = try Tools.vtrecord(["--test-pattern", "--size", "320x240", "--frames", "3"], cwd: dir.url)
+        #expect(r.status == 0, "\(r.stderr)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir.url.path)
+        #expect(files.count == 1)
+        let name = try #require(files.first)
+        #expect(name.range(of: #"^vtrecord-\d{8}-\d{6}\.h264$"#, options: .regularExpression) != nil)
+        #expect(r.stderr.contains(name))
+    }
+
+    @Test func jsonSummaryHasTheDocumentedFields() throws {
+        let dir = try TemporaryDirectory()
+        let r = try Tools.vtrecord(["--test-pattern", "--size", "320x240", "--fps", "25", "--frames", "30",
+                                    "--keyint", "10", "-o", dir.path("s.h264"), "--json-summary", "-", "--quiet"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: r.stdout) as? [String: Any])
+        #expect(json["schema"] as? Int == 1)
+        #expect(json["encoder"] as? String == "x264")
+        #expect(json["frames_captured"] as? Int ?? 0 >= 30)
+        #expect(json["frames_encoded"] as? Int == 30)
+        #expect(json["keyframes"] as? Int == 3)
+        let bytes = try #require(json["bytes"] as? Int)
+        let size = try FileManager.default.attributesOfItem(atPath: dir.path("s.h264"))[.size] as? Int
+        #expect(bytes == size)
+        #expect(json["seconds"] is Double || json["seconds"] is Int)
+        #expect(json["encode_fps"] is Double || json["encode_fps"] is Int)
+        #expect(json["bitrate"] as? Int == Int((Double(bytes) * 8 / (30.0 / 25.0)).rounded()))
+        let settings = try #require(json["settings"] as? [String: Any])
+        #expect(settings["keyint"] as? Int == 10)
+        #expect(settings["rate_control"] as? String == "crf")
+        #expect(settings["speed"] as? String == "medium")
+        #expect(settings["bframes"] as? Int == 3)
+    }
+}

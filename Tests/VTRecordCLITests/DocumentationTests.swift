@@ -1,0 +1,43 @@
+import Foundation
+import Testing
+
+/// The man page and the README must describe the binary that was built.
+@Suite struct DocumentationTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+
+    static func longOptions(inHelpOf arguments: [String]) throws -> Set<String> {
+        let help = try Tools.vtrecord(arguments)
+        let matches = help.stdoutText.matches(of: /--[a-z][a-z0-9-]+/).map { String($0.output) }
+        return Set(matches)
+    }
+
+    @Test func manPageAndReadmeCoverEveryOption() throws {
+        let options = try Self.longOptions(inHelpOf: ["help", "record"])
+            .union(try Self.longOptions(inHelpOf: ["help", "inspect"]))
+        #expect(options.contains("--input") && options.contains("--json-summary"))
+        let man = try String(contentsOf: Self.root.appendingPathComponent("man/vtrecord.1"), encoding: .utf8)
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        for option in options.subtracting(["--help", "--version"]) {
+            let name = String(option.dropFirst(2))
+            #expect(man.contains("Fl -\(name)"), "man/vtrecord.1 does not document \(option)")
+            #expect(readme.contains(option), "README.md does not mention \(option)")
+        }
+    }
+
+    @Test func manPageIsValidMdoc() throws {
+        let r = try Tools.run("mandoc", ["-Tlint", "-Wwarning", Self.root.appendingPathComponent("man/vtrecord.1").path])
+        #expect(r.status == 0, "mandoc: \(r.stdoutText) \(r.stderr)")
+    }
+
+    @Test func exitCodesAgreeEverywhere() throws {
+        let help = try Tools.vtrecord(["--help"]).stdoutText
+        let man = try String(contentsOf: Self.root.appendingPathComponent("man/vtrecord.1"), encoding: .utf8)
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        for code in ["0", "1", "2", "3", "4", "5", "130"] {
+            #expect(help.contains("  \(code)  ") || help.contains("  \(code) "), "--help lacks exit code \(code)")
+            #expect(man.contains(".It \(code)\n"), "man page lacks exit code \(code)")
+            #expect(readme.contains("| \(code) |"), "README lacks exit code \(code)")
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+
+/// What a finished process left behind.
+struct ProcessResult {
+    var status: Int32
+    var stdout: Data
+    var stderr: String
+    var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
+}
+
+enum Tools {
+    /// The vtrecord binary built next to this test bundle (or VTRECORD_BIN).
+    static let vtrecord: String = {
+        if let path = ProcessInfo.processInfo.environment["VTRECORD_BIN"] { return path }
+        let here = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var dir = here.deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = dir.appendingPathComponent("vtrecord").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            dir = dir.deletingLastPathComponent()
+        }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        return root.appendingPathComponent(".build/debug/vtrecord").path
+    }()
+
+    /// Runs a program to its end. `stdin` is a file to read from (default: nothing).
+    @discardableResult
+    static func run(_ program: String, _ arguments: [String], stdin: String? = nil,
+                    cwd: URL? = nil, environment: [String: String]? = nil) throws -> ProcessResult {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: program.hasPrefix("/") ? program : "/usr/bin/env")
+        process.arguments = program.hasPrefix("/") ? arguments : [program] + arguments
+        if let cwd { process.currentDirectoryURL = cwd }
+        if let environment { process.environment = environment }
+        // stdout through a pipe (it may be a whole stream), stderr into a file, so neither can
+        // fill up and stall the child while the other is read.
+        let out = Pipe()
+        let errURL = FileManager.default.temporaryDirectory
+            .appendingPathComponent("vtrecord-stderr-\(UUID().uuidString)")
+        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: errURL) }
+        let err = try FileHandle(forWritingTo: errURL)
+        process.standardOutput = out
+        process.standardError = err
+        if let stdin {
+            process.standardInput = FileHandle(forReadingAtPath: stdin)
+        } else {
+            process.standardInput = FileHandle.nullDevice
+        }
+        try process.run()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        try err.close()
+        let errData = (try? Data(contentsOf: errURL)) ?? Data()
+        return ProcessResult(status: process.terminationStatus, stdout: outData,
+                             stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    /// Runs vtrecord.
+    @discardableResult
+    static func vtrecord(_ arguments: [String], stdin: String? = nil, cwd: URL? = nil) throws -> ProcessResult {
+        try run(vtrecord, arguments, stdin: stdin, cwd: cwd)
+    }
+
+    /// Runs a shell pipeline (for pipes between programs).
+    @discardableResult
+    static func shell(_ script: String, cwd: URL? = nil) throws -> ProcessResult {
+        var env = ProcessInfo.processInfo.environment
+        env["VTRECORD"] = vtrecord
+        return try run("/bin/bash", ["-c", script], cwd: cwd, environment: env)
+    }
+
+    /// Per-frame MD5s of the decoded pictures (`ffmpeg -fps_mode passthrough -f framemd5`).
+    static func frameMD5s(_ file: String) throws -> [String] {
+        let r = try run("ffmpeg", ["-v", "error", "-i", file, "-fps_mode", "passthrough",
+                                   "-f", "framemd5", "-"])
+        #expect(r.status == 0, "ffmpeg could not decode \(file): \(r.stderr)")
+        return r.stdoutText.split(separator: "\n")
+            .filter { !$0.hasPrefix("#") }
+            .compactMap { $0.split(separator: ",").last?.trimmingCharacters(in: .whitespaces) }
+    }
+
+    /// ffprobe's JSON for `entries`.
+    static func ffprobe(_ file: String, _ arguments: [String]) throws -> [String: Any] {
+        let r = try run("ffprobe", ["-v", "error", "-of", "json"] + arguments + [file])
+        #expect(r.status == 0, "ffprobe failed on \(file): \(r.stderr)")
+        return (try JSONSerialization.jsonObject(with: r.stdout) as? [String: Any]) ?? [:]
+    }
+}
+
+/// A directory that disappears with the test.
+final class TemporaryDirectory {
+    let url: URL
+    init() throws {
+        url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("vtrecord-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+    deinit { try? FileManager.default.removeItem(at: url) }
+}
