@@ -45,7 +45,8 @@ final class InputFile {
     /// of the next picture copied out of it are a rounding error next to the picture.
     static let readAheadSize = 16 * 1024
 
-    /// Opens `path`, or standard input for "-".
+    /// Opens `path`, or standard input for "-". Opening a FIFO waits for a writer, as
+    /// open(2) does.
     init(path: String, stopSignal: StopSignal) throws(CaptureError) {
         self.path = path
         self.stopSignal = stopSignal
