@@ -27,9 +27,16 @@ struct ToolFailed: Error, CustomStringConvertible {
     var description: String { "\(command.joined(separator: " ")) exited with \(status): \(standardError)" }
 }
 
+/// Turns SIGPIPE off for the test process, once. A test that fails while a writer still
+/// feeds a pipe (to a tool, or to a source under test) must fail, not kill the whole run.
+let brokenPipesIgnored: Void = {
+    signal(SIGPIPE, SIG_IGN)
+}()
+
 /// Runs a command-line tool found on PATH and returns its standard output.
 @discardableResult
 func runTool(_ arguments: [String], input: Data? = nil) throws -> Data {
+    brokenPipesIgnored
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = arguments
@@ -72,8 +79,7 @@ func ffmpeg(_ arguments: [String], input: Data? = nil) throws -> Data {
 }
 
 /// A swift-log handler that keeps every message, so tests can see the warnings a source logs.
-final class RecordingLogHandler: LogHandler, @unchecked Sendable {
-    // @unchecked: the only mutable state is behind the Mutex in `Messages`.
+struct RecordingLogHandler: LogHandler {
     final class Messages: Sendable {
         private let storage = Mutex<[String]>([])
         func append(_ message: String) { storage.withLock { $0.append(message) } }
