@@ -1,0 +1,157 @@
+import VTCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A file or standard input read with read(2): header lines through a small read-ahead
+/// buffer, pictures straight into the caller's memory so each byte is copied once.
+///
+/// Works the same on pipes, where read(2) returns whatever has arrived, as on files. Used by
+/// one thread at a time; a `StopSignal` interrupts a read that waits on a pipe.
+final class InputFile {
+    enum LineResult {
+        case line([UInt8])
+        /// The input ended before a newline; `partial` holds what came before the end.
+        case endOfInput(partial: [UInt8])
+        /// No newline within the limit; holds the first bytes, for the error message.
+        case tooLong(prefix: [UInt8])
+        case stopped
+    }
+
+    enum FillResult {
+        case filled
+        /// The input ended after `count` bytes.
+        case endOfInput(count: Int)
+        case stopped
+    }
+
+    let path: String
+    /// Bytes handed to the caller so far: where the next line or picture starts.
+    private(set) var offset: Int64 = 0
+
+    private let fd: Int32
+    private let ownsDescriptor: Bool
+    /// Regular files never block a read for long, so only pipes, FIFOs and devices pay for
+    /// the poll that lets `stop()` interrupt them.
+    private let mayBlock: Bool
+    private let stopSignal: StopSignal
+    private let readAhead: UnsafeMutableRawBufferPointer
+    private var start = 0
+    private var end = 0
+    private var atEnd = false
+
+    /// Big enough that a header and a FRAME line take one read; small enough that the bytes
+    /// of the next picture copied out of it are a rounding error next to the picture.
+    static let readAheadSize = 16 * 1024
+
+    /// Opens `path`, or standard input for "-". Opening a FIFO waits for a writer, as
+    /// open(2) does.
+    init(path: String, stopSignal: StopSignal) throws(CaptureError) {
+        self.path = path
+        self.stopSignal = stopSignal
+        if path == "-" {
+            fd = STDIN_FILENO
+            ownsDescriptor = false
+        } else {
+            do {
+                fd = try systemCall("open") { open(path, O_RDONLY | O_CLOEXEC) }
+            } catch {
+                throw .cannotOpen(path: path, errno: error.errno)
+            }
+            ownsDescriptor = true
+        }
+        var status = stat()
+        mayBlock = fstat(fd, &status) != 0 || (status.st_mode & S_IFMT) != S_IFREG
+        readAhead = .allocate(byteCount: Self.readAheadSize, alignment: 64)
+    }
+
+    deinit {
+        readAhead.deallocate()
+        if ownsDescriptor { close(fd) }
+    }
+
+    /// The next line without its newline, at most `maximumLength` bytes long.
+    func readLine(maximumLength: Int) throws(CaptureError) -> LineResult {
+        var line: [UInt8] = []
+        while true {
+            let available = UnsafeRawBufferPointer(rebasing: readAhead[start..<end])
+            if let newline = available.firstIndex(of: UInt8(ascii: "\n")) {
+                line.append(contentsOf: available[..<newline])
+                consume(newline + 1)
+                if line.count > maximumLength { return .tooLong(prefix: Array(line.prefix(64))) }
+                return .line(line)
+            }
+            line.append(contentsOf: available)
+            consume(available.count)
+            if line.count > maximumLength { return .tooLong(prefix: Array(line.prefix(64))) }
+            switch try refill() {
+            case .stopped: return .stopped
+            case .endOfInput: return .endOfInput(partial: line)
+            case .filled: continue
+            }
+        }
+    }
+
+    /// Fills `destination` completely unless the input ends or stop is requested first.
+    func read(into destination: UnsafeMutableRawBufferPointer) throws(CaptureError) -> FillResult {
+        let buffered = min(end - start, destination.count)
+        if buffered > 0 {
+            destination.baseAddress!.copyMemory(from: readAhead.baseAddress! + start, byteCount: buffered)
+            consume(buffered)
+        }
+        var count = buffered
+        while count < destination.count {
+            switch try readSome(into: destination.baseAddress! + count, count: destination.count - count) {
+            case .stopped: return .stopped
+            case .endOfInput:
+                offset += Int64(count - buffered)
+                return .endOfInput(count: count)
+            case .bytes(let n): count += n
+            }
+        }
+        offset += Int64(count - buffered)
+        return .filled
+    }
+
+    private enum ReadResult {
+        case bytes(Int), endOfInput, stopped
+    }
+
+    private func consume(_ count: Int) {
+        start += count
+        offset += Int64(count)
+        if start == end { start = 0; end = 0 }
+    }
+
+    /// Reads more into the read-ahead buffer, which the callers have emptied first.
+    private func refill() throws(CaptureError) -> FillResult {
+        precondition(start == end, "refill with unread bytes would overwrite them")
+        switch try readSome(into: readAhead.baseAddress!, count: readAhead.count) {
+        case .stopped: return .stopped
+        case .endOfInput: return .endOfInput(count: 0)
+        case .bytes(let n):
+            start = 0
+            end = n
+            return .filled
+        }
+    }
+
+    private func readSome(into pointer: UnsafeMutableRawPointer, count: Int) throws(CaptureError) -> ReadResult {
+        if atEnd { return .endOfInput }
+        if stopSignal.isRaised { return .stopped }
+        if mayBlock && !stopSignal.waitUntilReadable(fd) { return .stopped }
+        let n: Int
+        do {
+            n = try systemCall("read") { Glibc.read(fd, pointer, count) }
+        } catch {
+            throw .readFailed(path: path, errno: error.errno)
+        }
+        if n == 0 {
+            // Remembered so a pipe whose writer has gone is not read again.
+            atEnd = true
+            return .endOfInput
+        }
+        return .bytes(n)
+    }
+}

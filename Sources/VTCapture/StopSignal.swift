@@ -1,0 +1,80 @@
+import Synchronization
+import VTCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A request to stop that can be raised from any thread and that wakes a capture thread
+/// blocked in `poll(2)`: waiting on a pipe or for the next frame time of a paced source.
+///
+/// A flag alone would be seen only after the blocking call returned, which on an idle pipe or
+/// at a low frame rate could be never or seconds later.
+final class StopSignal: Sendable {
+    private let raised = Atomic<Bool>(false)
+    /// A pipe whose read end becomes readable once stop is requested; nothing ever reads it,
+    /// so it stays readable for every later poll.
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+
+    init() {
+        var fds: [Int32] = [-1, -1]
+        // pipe() fails only when the process is out of file descriptors; a signal that cannot
+        // wake a poll still works as a flag, so stopping degrades rather than fails.
+        if pipe(&fds) == 0 {
+            _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+            _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+            _ = fcntl(fds[1], F_SETFL, O_NONBLOCK)
+        }
+        wakeRead = fds[0]
+        wakeWrite = fds[1]
+    }
+
+    deinit {
+        if wakeRead >= 0 { close(wakeRead) }
+        if wakeWrite >= 0 { close(wakeWrite) }
+    }
+
+    var isRaised: Bool { raised.load(ordering: .acquiring) }
+
+    func raise() {
+        guard !raised.exchange(true, ordering: .acquiringAndReleasing), wakeWrite >= 0 else { return }
+        var byte: UInt8 = 1
+        _ = write(wakeWrite, &byte, 1)
+    }
+
+    /// Waits until `fd` is readable (or at end of input). Returns false if stop was requested
+    /// first.
+    func waitUntilReadable(_ fd: Int32) -> Bool {
+        poll(fd: fd, timeoutMilliseconds: -1)
+    }
+
+    /// Sleeps until `deadline` (nanoseconds on `CLOCK_MONOTONIC`). Returns false if stop was
+    /// requested first.
+    func sleep(untilMonotonic deadline: Int64) -> Bool {
+        while !isRaised {
+            let remaining = deadline - MonotonicClock.nanoseconds()
+            if remaining <= 0 { return true }
+            // poll counts whole milliseconds: round up so a frame is never early; deadlines are
+            // absolute, so the rounding does not accumulate from frame to frame.
+            let milliseconds = Int32(min((remaining + 999_999) / 1_000_000, Int64(Int32.max)))
+            if !poll(fd: -1, timeoutMilliseconds: milliseconds) { return false }
+        }
+        return false
+    }
+
+    /// Polls `fd` (ignored when negative) together with the wake pipe. Returns false when the
+    /// wake pipe fired or stop was requested.
+    private func poll(fd: Int32, timeoutMilliseconds: Int32) -> Bool {
+        var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
+        while true {
+            if isRaised { return false }
+            let result = Glibc.poll(&fds, nfds_t(fds.count), timeoutMilliseconds)
+            if result < 0 && errno == EINTR { continue }
+            // poll fails only for EFAULT/EINVAL/ENOMEM; letting the caller's read(2) or clock
+            // check go ahead reports or rides out any real problem there.
+            return !(fds[0].revents != 0 || isRaised)
+        }
+    }
+}

@@ -1,0 +1,185 @@
+import Logging
+import Synchronization
+import VTCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Frames from a Y4M (YUV4MPEG2) file or from standard input, as ffmpeg's `-f yuv4mpegpipe`
+/// and most video tools write them.
+///
+/// The stream header is read when the source is created, so `format` is known before the
+/// first frame. Each picture is read straight into a pooled `PixelBuffer`; when all
+/// `bufferCount` buffers are out, `nextFrame()` waits for the consumer to release one, which
+/// is how a file is read exactly as fast as the encoder takes it.
+public final class Y4MSource: CaptureSource {
+    public let format: SourceFormat
+    /// The path as given; "-" is standard input.
+    public let path: String
+
+    /// What only the capture thread touches: the input and the index of the next frame. The
+    /// mutex is never contended in correct use; it makes that use provable to the compiler.
+    private let reader: Mutex<Reader>
+    private let stopSignal: StopSignal
+    private let pool: PixelBufferPool
+    private let counters = Mutex(CaptureStatistics())
+    private let sampling: Y4MStreamHeader.Sampling
+    private let pictureSize: Int
+    private let logger: Logger
+
+    private struct Reader {
+        var input: InputFile
+        var frameIndex = 0
+    }
+
+    /// Longest FRAME line accepted. Frame parameters are rare and short; the cap stops a
+    /// damaged stream from being scanned for a newline that never comes.
+    private static let maximumFrameLineLength = 1024
+    private static let frameMarker: [UInt8] = Array("FRAME".utf8)
+    /// The rate the Y4M specification's reference tools assume when `F` is missing.
+    private static let defaultFrameRate = FrameRate(numerator: 25, denominator: 1)!
+
+    /// Opens `path` ("-" for standard input) and reads the Y4M stream header.
+    ///
+    /// Warnings (interlaced input, no frame rate, a truncated last frame) go to `logger`.
+    public init(path: String, bufferCount: Int = 8,
+                logger: Logger = Logger(label: "vtrecord.capture")) throws(CaptureError) {
+        precondition(bufferCount > 0, "a source needs at least one buffer")
+        let stopSignal = StopSignal()
+        let input = try InputFile(path: path, stopSignal: stopSignal)
+        let name = CaptureError.displayName(path)
+        let header: Y4MStreamHeader
+        switch try input.readLine(maximumLength: Y4MStreamHeader.maximumLength) {
+        case .line(let line):
+            header = try Y4MStreamHeader.parse(line, path: path)
+        case .endOfInput(let partial) where partial.isEmpty:
+            throw .malformedHeader(path: path, problem: "the input is empty")
+        case .endOfInput(let partial):
+            _ = try Y4MStreamHeader.parse(partial, path: path)
+            throw .malformedHeader(path: path, problem: "the input ends inside the header line")
+        case .tooLong(let prefix):
+            _ = try Y4MStreamHeader.parse(prefix, path: path)
+            throw .malformedHeader(path: path, problem:
+                "the header line has no end within \(Y4MStreamHeader.maximumLength) bytes")
+        case .stopped:
+            preconditionFailure("nothing can stop a source before it exists")
+        }
+
+        switch header.interlacing {
+        case .progressive: break
+        case .topFieldFirst, .bottomFieldFirst, .mixed:
+            logger.warning("\(name): the Y4M header marks the video as interlaced: it is encoded as progressive frames")
+        }
+        if header.frameRate == nil {
+            logger.warning("\(name): the Y4M header gives no frame rate: assuming \(Self.defaultFrameRate) fps")
+        }
+
+        self.path = path
+        self.logger = logger
+        self.stopSignal = stopSignal
+        self.sampling = header.sampling
+        self.pictureSize = header.pictureSize
+        self.format = SourceFormat(pixelFormat: .i420, width: header.width, height: header.height,
+                                   frameRate: header.frameRate ?? Self.defaultFrameRate,
+                                   sampleAspectRatio: header.sampleAspectRatio,
+                                   fullRange: header.fullRange, isLive: false)
+        self.pool = PixelBufferPool(format: .i420, width: header.width, height: header.height,
+                                    capacity: bufferCount)
+        self.reader = Mutex(Reader(input: input))
+    }
+
+    public var statistics: CaptureStatistics { counters.withLock { $0 } }
+
+    /// The next frame, or nil at the end of the input or after `stop()`.
+    ///
+    /// Throws on a read error or a damaged FRAME marker. A last frame cut short is not an
+    /// error: every complete frame has been delivered, so it is counted in `statistics`,
+    /// reported as a warning, and the stream ends there.
+    public func nextFrame() throws(CaptureError) -> CapturedFrame? {
+        try reader.withLock { reader throws(CaptureError) -> CapturedFrame? in
+            try readFrame(&reader)
+        }
+    }
+
+    public func stop() {
+        stopSignal.raise()
+    }
+
+    private func readFrame(_ reader: inout Reader) throws(CaptureError) -> CapturedFrame? {
+        if stopSignal.isRaised { return nil }
+        let index = reader.frameIndex
+        let markerOffset = reader.input.offset
+        switch try reader.input.readLine(maximumLength: Self.maximumFrameLineLength) {
+        case .stopped:
+            return nil
+        case .endOfInput(let partial) where partial.isEmpty:
+            return nil
+        case .endOfInput(let partial):
+            // A stream cut inside a FRAME line is a truncated last frame, as long as what
+            // is there is the start of one.
+            guard Self.frameMarker.starts(with: partial) || Self.isFrameLine(partial) else {
+                throw .malformedFrameMarker(path: path, frame: index, offset: markerOffset)
+            }
+            reportTruncated(received: 0)
+            return nil
+        case .tooLong:
+            throw .malformedFrameMarker(path: path, frame: index, offset: markerOffset)
+        case .line(let line):
+            guard Self.isFrameLine(line) else {
+                throw .malformedFrameMarker(path: path, frame: index, offset: markerOffset)
+            }
+        }
+
+        let buffer = pool.take()
+        let destination = UnsafeMutableRawBufferPointer(rebasing: buffer.contiguousBytes![..<pictureSize])
+        let result: InputFile.FillResult
+        do {
+            result = try reader.input.read(into: destination)
+        } catch {
+            buffer.release()
+            throw error
+        }
+        switch result {
+        case .stopped:
+            buffer.release()
+            return nil
+        case .endOfInput(let count):
+            buffer.release()
+            reportTruncated(received: count)
+            return nil
+        case .filled:
+            break
+        }
+        if sampling == .mono {
+            fillNeutralChroma(buffer)
+        }
+        reader.frameIndex += 1
+        let duration = format.frameRate.frameDuration
+        return CapturedFrame(buffer: buffer,
+                             pts: MediaTime(value: Int64(index) * duration.value, timescale: duration.timescale),
+                             sequence: UInt64(index))
+    }
+
+    /// "FRAME" alone or followed by space-separated frame parameters, which vtrecord ignores:
+    /// they only repeat or override interlacing hints per frame.
+    private static func isFrameLine(_ line: [UInt8]) -> Bool {
+        line.starts(with: frameMarker)
+            && (line.count == frameMarker.count || line[frameMarker.count] == UInt8(ascii: " "))
+    }
+
+    private func reportTruncated(received: Int) {
+        counters.withLock { $0.truncatedFrames += 1 }
+        logger.warning("\(CaptureError.displayName(path)): last frame is truncated (\(received) of \(pictureSize) bytes): it is not encoded")
+    }
+
+    /// A mono stream carries luma only; chroma at 128 makes the I420 picture grey, as the
+    /// mono picture was.
+    private func fillNeutralChroma(_ buffer: PixelBuffer) {
+        for plane in buffer.planes.dropFirst() {
+            for row in 0..<plane.rows {
+                memset(plane.baseAddress + row * plane.bytesPerRow, 128, plane.rowBytes)
+            }
+        }
+    }
+}

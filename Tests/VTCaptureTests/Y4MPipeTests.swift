@@ -1,0 +1,158 @@
+import Foundation
+import Synchronization
+import Testing
+import VTCore
+import VTCapture
+
+/// Y4M arriving through pipes, FIFOs and standard input, where reads come back short and can
+/// block, and the pool that makes a file wait for its consumer.
+@Suite(.serialized)
+struct Y4MPipeTests {
+    static let header = "YUV4MPEG2 W64 H48 F30:1"
+    static let pictureSize = 64 * 48 * 3 / 2
+
+    private func collect(_ source: Y4MSource) throws -> [[UInt8]] {
+        var pictures: [[UInt8]] = []
+        while let frame = try source.nextFrame() {
+            pictures.append(pictureBytes(frame.buffer))
+            frame.buffer.release()
+        }
+        return pictures
+    }
+
+    private func expected(frames: Int) -> [[UInt8]] {
+        (0..<frames).map { Y4MSourceStreamTests.picture($0, size: Self.pictureSize) }
+    }
+
+    /// Writes `data` to `fd` in small pieces with pauses, so the reader sees short reads that
+    /// split header, FRAME lines and pictures at arbitrary places.
+    private static func trickle(_ data: Data, to fd: Int32) {
+        brokenPipesIgnored
+        var offset = 0
+        var piece = 1
+        while offset < data.count {
+            let n = min(piece, data.count - offset)
+            let written = data.withUnsafeBytes { write(fd, $0.baseAddress! + offset, n) }
+            if written <= 0 { break }
+            offset += written
+            piece = piece % 3001 + 997
+            usleep(200)
+        }
+    }
+
+    @Test func readsAFIFOFedInSmallPieces() throws {
+        let dir = try TemporaryDirectory()
+        let fifo = dir.path("input.fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let data = Y4MSourceStreamTests.stream(header: Self.header, size: Self.pictureSize, frames: 6)
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            let fd = open(fifo, O_WRONLY)
+            Self.trickle(data, to: fd)
+            close(fd)
+            done.signal()
+        }
+        let source = try Y4MSource(path: fifo)
+        #expect(try collect(source) == expected(frames: 6))
+        done.wait()
+    }
+
+    @Test func readsStandardInput() throws {
+        let data = Y4MSourceStreamTests.stream(header: Self.header, size: Self.pictureSize, frames: 4)
+        var fds: [Int32] = [0, 0]
+        try #require(pipe(&fds) == 0)
+        let savedInput = dup(STDIN_FILENO)
+        dup2(fds[0], STDIN_FILENO)
+        close(fds[0])
+        defer {
+            dup2(savedInput, STDIN_FILENO)
+            close(savedInput)
+        }
+        let writeEnd = fds[1]
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            Self.trickle(data, to: writeEnd)
+            close(writeEnd)
+            done.signal()
+        }
+        let source = try Y4MSource(path: "-")
+        #expect(source.path == "-")
+        #expect(try collect(source) == expected(frames: 4))
+        done.wait()
+    }
+
+    @Test func truncationOnStandardInputNamesIt() throws {
+        let data = Y4MSourceStreamTests.stream(header: Self.header, size: Self.pictureSize, frames: 2).dropLast(10)
+        var fds: [Int32] = [0, 0]
+        try #require(pipe(&fds) == 0)
+        let savedInput = dup(STDIN_FILENO)
+        dup2(fds[0], STDIN_FILENO)
+        close(fds[0])
+        defer {
+            dup2(savedInput, STDIN_FILENO)
+            close(savedInput)
+        }
+        let writeEnd = fds[1]
+        DispatchQueue.global().async {
+            Self.trickle(data, to: writeEnd)
+            close(writeEnd)
+        }
+        let (logger, messages) = RecordingLogHandler.logger()
+        let source = try Y4MSource(path: "-", logger: logger)
+        #expect(try collect(source).count == 1)
+        #expect(messages.all == ["warning: standard input: last frame is truncated (\(Self.pictureSize - 10) of \(Self.pictureSize) bytes): it is not encoded"])
+    }
+
+    @Test func stopInterruptsAReadWaitingOnAPipe() throws {
+        let dir = try TemporaryDirectory()
+        let fifo = dir.path("input.fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let data = Y4MSourceStreamTests.stream(header: Self.header, size: Self.pictureSize, frames: 1)
+        let writerMayClose = DispatchSemaphore(value: 0)
+        let writerClosed = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            let fd = open(fifo, O_WRONLY)
+            Self.trickle(data, to: fd)
+            // Holds the pipe open without writing: the reader waits for a frame that never comes.
+            writerMayClose.wait()
+            close(fd)
+            writerClosed.signal()
+        }
+        let source = try Y4MSource(path: fifo)
+        try #require(try source.nextFrame()).buffer.release()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { source.stop() }
+        let start = Date()
+        #expect(try source.nextFrame() == nil)
+        #expect(Date().timeIntervalSince(start) < 5)
+        writerMayClose.signal()
+        writerClosed.wait()
+    }
+
+    @Test func heldBuffersHoldBackTheNextFrame() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("input.y4m")
+        try Y4MSourceStreamTests.stream(header: Self.header, size: Self.pictureSize, frames: 4)
+            .write(to: URL(fileURLWithPath: path))
+        let source = try Y4MSource(path: path, bufferCount: 2)
+        let first = try #require(try source.nextFrame())
+        let second = try #require(try source.nextFrame())
+
+        let delivered = DispatchSemaphore(value: 0)
+        let third = Mutex<CapturedFrame?>(nil)
+        DispatchQueue.global().async {
+            let frame = try? source.nextFrame()
+            third.withLock { $0 = frame }
+            delivered.signal()
+        }
+        #expect(delivered.wait(timeout: .now() + 0.3) == .timedOut, "no buffer is free, so no frame can be read")
+        first.buffer.release()
+        try #require(delivered.wait(timeout: .now() + 10) == .success)
+        let frame = try #require(third.withLock { $0 })
+        #expect(frame.sequence == 2)
+        #expect(frame.buffer === first.buffer)
+        #expect(pictureBytes(frame.buffer) == Y4MSourceStreamTests.picture(2, size: Self.pictureSize))
+        frame.buffer.release()
+        second.buffer.release()
+    }
+}
+
