@@ -29,7 +29,9 @@ let package = Package(
         .target(name: "VTCore",
                 dependencies: [.product(name: "Logging", package: "swift-log")]),
         .target(name: "VTH264", dependencies: ["VTCore"]),
-        .target(name: "VTCapture", dependencies: ["VTCore", "CYUV", "CV4L2", "CTurboJPEG"]),
+        .target(name: "VTCapture",
+                dependencies: ["VTCore", "CYUV", "CV4L2", "CTurboJPEG",
+                               .product(name: "Logging", package: "swift-log")]),
         .target(name: "VTEncoding", dependencies: ["VTCore", "VTH264", "CX264", "CVAAPI"]),
         .target(name: "VTOutput", dependencies: ["VTCore", "VTH264"]),
         .target(name: "VTRecorder",
@@ -42,7 +44,8 @@ let package = Package(
 
         .testTarget(name: "VTCoreTests", dependencies: ["VTCore"]),
         .testTarget(name: "VTH264Tests", dependencies: ["VTH264", "VTCore"]),
-        .testTarget(name: "VTCaptureTests", dependencies: ["VTCapture", "VTCore"]),
+        .testTarget(name: "VTCaptureTests",
+                    dependencies: ["VTCapture", "VTCore", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "VTEncodingTests", dependencies: ["VTEncoding", "VTH264", "VTCore"]),
         .testTarget(name: "VTOutputTests", dependencies: ["VTOutput", "VTH264", "VTCore"]),
         // Runs the built binary; depends on it so `swift test` builds it first.

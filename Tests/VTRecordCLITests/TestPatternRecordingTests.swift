@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+import VTCapture
+
+/// The test pattern carries its frame number; decoding a recording and reading the numbers
+/// back shows order, gaps and duplicates.
+@Suite struct TestPatternRecordingTests {
+    /// The frame numbers in a decoded recording, in display order (nil where unreadable).
+    static func frameNumbers(_ file: String, width: Int, height: Int) throws -> [Int?] {
+        let r = try Tools.run("ffmpeg", ["-v", "error", "-i", file, "-fps_mode", "passthrough",
+                                         "-f", "rawvideo", "-pix_fmt", "gray", "-"])
+        try #require(r.status == 0, "ffmpeg: \(r.stderr)")
+        let frameSize = width * height
+        try #require(r.stdout.count % frameSize == 0)
+        return r.stdout.withUnsafeBytes { raw in
+            let base = raw.bindMemory(to: UInt8.self).baseAddress!
+            return (0..<(raw.count / frameSize)).map {
+                TestPatternSource.frameNumber(luma: base + $0 * frameSize, width: width, height: height,
+                                              bytesPerRow: width)
+            }
+        }
+    }
+
+    @Test func threeHundredFramesInOrder() throws {
+        let dir = try TemporaryDirectory()
+        let out = dir.path("pattern.h264")
+        let r = try Tools.vtrecord(["--test-pattern", "--size", "1280x720", "--frames", "300",
+                                    "--speed", "veryfast", "-o", out, "--quiet"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let numbers = try Self.frameNumbers(out, width: 1280, height: 720)
+        #expect(numbers.count == 300)
+        #expect(numbers == (0..<300).map { Optional($0) })
+    }
+
+    @Test func durationCountsPresentationTime() throws {
+        let dir = try TemporaryDirectory()
+        let out = dir.path("two-seconds.h264")
+        let r = try Tools.vtrecord(["--test-pattern", "--size", "320x240", "--fps", "25", "--duration", "2s",
+                                    "--bframes", "2", "-o", out, "--quiet"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try Self.frameNumbers(out, width: 320, height: 240) == (0..<50).map { Optional($0) })
+        let probe = try Tools.ffprobe(out, ["-show_entries", "stream=r_frame_rate"])
+        let stream = (probe["streams"] as? [[String: Any]])?.first
+        #expect(stream?["r_frame_rate"] as? String == "25/1")
+    }
+
+    @Test func firstSignalStopsCleanlyAndKeepsEveryFrame() throws {
+        let dir = try TemporaryDirectory()
+        let out = dir.path("interrupted.h264")
+        let summary = dir.path("summary.json")
+        // A paced pattern (like a camera) interrupted after about a second.
+        let r = try Tools.shell("""
+            "$VTRECORD" --test-pattern --realtime --size 320x240 --fps 30 -o '\(out)' --json-summary '\(summary)' &
+            pid=$!; sleep 1.2; kill -INT $pid; wait $pid; echo "status=$?" >&2
+            """)
+        #expect(r.stderr.contains("status=0"), "\(r.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: summary))) as? [String: Any])
+        #expect(json["stop_reason"] as? String == "signal")
+        let encoded = try #require(json["frames_encoded"] as? Int)
+        #expect(encoded > 10)
+        let numbers = try Self.frameNumbers(out, width: 320, height: 240)
+        #expect(numbers.count == encoded)
+        #expect(numbers.allSatisfy { $0 != nil })
+        // Paced and never dropped here: consecutive numbers.
+        #expect(numbers.compactMap { $0 } == Array(0..<encoded))
+    }
+}
