@@ -1,0 +1,75 @@
+/// The length-prefixed NAL unit framing of ISO/IEC 14496-15 ("AVCC"): each NAL unit preceded
+/// by its size as a big-endian integer of 1, 2 or 4 bytes. This is what a `CompressionSession`
+/// hands out and what MP4 stores.
+public enum AVCC {
+    /// The byte ranges of the NAL units in one access unit, without their length prefixes.
+    ///
+    /// A NAL unit of length zero carries nothing (not even a header byte), so it is skipped
+    /// rather than reported as an empty range.
+    public static func nalUnitRanges(in data: UnsafeRawBufferPointer,
+                                     lengthSize: Int) throws(BitstreamError) -> [Range<Int>] {
+        var ranges: [Range<Int>] = []
+        try forEachNALUnit(in: data, lengthSize: lengthSize) { ranges.append($0) }
+        return ranges
+    }
+
+    public static func nalUnitRanges(in data: [UInt8], lengthSize: Int) throws(BitstreamError) -> [Range<Int>] {
+        try withBytes(data) { (bytes) throws(BitstreamError) in
+            try nalUnitRanges(in: bytes, lengthSize: lengthSize)
+        }
+    }
+
+    /// Annex B → AVCC with 4-byte lengths: each NAL unit of `AnnexB.nalUnitRanges(in:)`
+    /// prefixed with its size. Bytes before the first start code are dropped.
+    public static func fromAnnexB(_ data: [UInt8]) -> [UInt8] {
+        data.withUnsafeBufferPointer { bytes in
+            let ranges = AnnexB.nalUnitRanges(in: UnsafeRawBufferPointer(bytes))
+            var out: [UInt8] = []
+            out.reserveCapacity(ranges.reduce(0) { $0 + 4 + $1.count })
+            for range in ranges {
+                let length = UInt32(truncatingIfNeeded: range.count)
+                out.append(UInt8(truncatingIfNeeded: length >> 24))
+                out.append(UInt8(truncatingIfNeeded: length >> 16))
+                out.append(UInt8(truncatingIfNeeded: length >> 8))
+                out.append(UInt8(truncatingIfNeeded: length))
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[range]))
+            }
+            return out
+        }
+    }
+
+    /// Walks the length prefixes of one access unit, calling `body` with each non-empty NAL
+    /// unit's range. Throws before reading any length or NAL unit that runs past the end.
+    static func forEachNALUnit(in data: UnsafeRawBufferPointer, lengthSize: Int,
+                               _ body: (Range<Int>) -> Void) throws(BitstreamError) {
+        guard lengthSize == 1 || lengthSize == 2 || lengthSize == 4 else {
+            throw .invalidNALUnitLengthSize(lengthSize)
+        }
+        var offset = 0
+        while offset < data.count {
+            guard data.count - offset >= lengthSize else {
+                throw .truncatedLengthField(offset: offset, lengthSize: lengthSize, accessUnitSize: data.count)
+            }
+            var length = 0
+            for index in offset..<offset + lengthSize {
+                length = length << 8 | Int(data[index])
+            }
+            let start = offset + lengthSize
+            guard length <= data.count - start else {
+                throw .nalUnitPastEnd(length: length, offset: offset, accessUnitSize: data.count)
+            }
+            if length > 0 { body(start..<start + length) }
+            offset = start + length
+        }
+    }
+}
+
+/// `[UInt8].withUnsafeBytes` for a body with a typed error, which the standard library's
+/// overload would widen to `any Error`.
+func withBytes<R>(_ data: [UInt8],
+                  _ body: (UnsafeRawBufferPointer) throws(BitstreamError) -> R) throws(BitstreamError) -> R {
+    let result: Result<R, BitstreamError> = data.withUnsafeBytes { bytes in
+        do throws(BitstreamError) { return .success(try body(bytes)) } catch { return .failure(error) }
+    }
+    return try result.get()
+}
