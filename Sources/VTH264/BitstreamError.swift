@@ -66,7 +66,7 @@ public enum BitstreamError: ReportableError, Equatable {
             return "expected a NAL unit of type \(expected.rawValue) (\(expected.name)), found "
                 + "type \(found.rawValue) (\(found.name))"
         case .emptyNALUnit(let expected):
-            return "an empty NAL unit where a \(expected.name) was expected: the data is truncated"
+            return "an empty NAL unit where \(Self.name(expected)) was expected: the data is truncated"
         case .unsupported(let syntax, let feature):
             return "the \(syntax) uses \(feature), which vtrecord does not support"
         case .avcCTruncated(let field, let offset, let size):
@@ -76,11 +76,20 @@ public enum BitstreamError: ReportableError, Equatable {
             return "avcC configurationVersion is \(version), not 1: "
                 + "this is not an AVC decoder configuration record"
         case .missingParameterSet(let type):
-            return "no \(type.name): a decoder needs at least one SPS and one PPS"
+            return "no \(Self.name(type)): a decoder needs at least one SPS and one PPS"
         case .parameterSetTooLarge(let type, let size):
-            return "a \(size)-byte \(type.name) does not fit an avcC record (at most 65535 bytes)"
+            return "a \(size)-byte \(Self.name(type)) does not fit in an avcC record (at most 65535 bytes)"
         case .tooManyParameterSets(let type, let count, let maximum):
-            return "\(count) of \(type.name) do not fit an avcC record (at most \(maximum))"
+            return "\(count) \(Self.name(type))s do not fit in an avcC record (at most \(maximum))"
+        }
+    }
+
+    /// The abbreviations people know parameter sets by; other types by their full name.
+    private static func name(_ type: NALUnitType) -> String {
+        switch type {
+        case .sps: "SPS"
+        case .pps: "PPS"
+        default: type.name.prefix(1).lowercased() + type.name.dropFirst()
         }
     }
 }
