@@ -62,7 +62,7 @@ public final class AnnexBWriter {
     }
 
     deinit {
-        if ownsDescriptor && fd >= 0 { close(fd) }
+        if ownsDescriptor && fd >= 0 { Glibc.close(fd) }
     }
 
     /// Appends one access unit, with the parameter sets of `format` first when it is a keyframe.
@@ -73,13 +73,13 @@ public final class AnnexBWriter {
             parameterSetsFor = format
         }
         do {
-            try frame.data.withUnsafeBytes { (avcc) throws(BitstreamError) in
+            try frame.data.withUnsafeBytes { avcc in
                 try AnnexB.appendAccessUnit(avcc: avcc, nalUnitLengthSize: format.nalUnitLengthSize,
                                             parameterSets: frame.isKeyFrame ? parameterSets : [],
                                             to: &accessUnit)
             }
         } catch {
-            throw .invalidAccessUnit(reason: error.description)
+            throw .invalidAccessUnit(reason: "\(error)")
         }
         try writeAll(accessUnit)
         bytesWritten += Int64(accessUnit.count)

@@ -89,6 +89,6 @@ struct LevelArgument: ExpressibleByArgument {
     }
 }
 
-extension EncoderSettings.Profile: @retroactive ExpressibleByArgument {}
-extension EncoderSettings.Entropy: @retroactive ExpressibleByArgument {}
-extension EncoderSettings.RateControl: @retroactive ExpressibleByArgument {}
+extension EncoderSettings.Profile: ExpressibleByArgument {}
+extension EncoderSettings.Entropy: ExpressibleByArgument {}
+extension EncoderSettings.RateControl: ExpressibleByArgument {}

@@ -108,16 +108,8 @@ struct EncoderOptions: ParsableArguments {
     }
 }
 
-struct Record: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "record",
-        abstract: "Record to an H.264 elementary stream (the default command)."
-    )
-
-    @OptionGroup(title: "Input") var input: InputOptions
-    @OptionGroup(title: "Output and stopping") var output: OutputOptions
-    @OptionGroup(title: "Encoding") var encoder: EncoderOptions
-
+/// Recording: the root command's own options and run.
+extension VTRecord {
     func validate() throws {
         if output.output == "-" && output.jsonSummary == "-" {
             throw ValidationError("-o - and --json-summary - both want standard output: write the summary to a file")
@@ -131,15 +123,12 @@ struct Record: ParsableCommand {
         if let frames = output.frames, frames < 1 {
             throw ValidationError("--frames must be at least 1")
         }
-        if input.input == nil && !input.testPattern {
-            throw ValidationError("no source: give --input FILE.y4m (or '-' for standard input) or --test-pattern")
-        }
-        do {
+        do throws(UsageError) {
             var settings = encoder.settings()
             settings.frameRate = input.fps?.rate ?? settings.frameRate
             try settings.validate()
             try X264Session.validateNames(settings)
-        } catch let error as UsageError {
+        } catch {
             throw ValidationError(error.message)
         }
     }
@@ -201,6 +190,11 @@ struct Record: ParsableCommand {
 
     private func openSource() throws -> any CaptureSource {
         let buffers = 8
+        // Checked here, not in validate(): swift-argument-parser validates this command also
+        // when a subcommand (inspect) runs.
+        guard input.input != nil || input.testPattern else {
+            throw UsageError("no source: give --input FILE.y4m (or '-' for standard input) or --test-pattern")
+        }
         if let path = input.input {
             return try Y4MSource(path: path, bufferCount: buffers)
         }

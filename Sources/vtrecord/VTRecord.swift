@@ -14,10 +14,14 @@ struct VTRecord: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "vtrecord",
         abstract: "Record a camera, a Y4M stream or a test pattern to an H.264 file.",
+        usage: """
+            vtrecord [--input <path> | --test-pattern] [<options>] [-o <path>]
+              vtrecord inspect [--json] <file>
+            """,
         discussion: """
             Frames go from the source through a bounded queue to the encoder (libx264) and are \
             written as a raw H.264 elementary stream (Annex B) with SPS and PPS before every \
-            keyframe, so every GOP plays on its own. Recording is the default command.
+            keyframe, so every GOP plays on its own.
 
             EXIT STATUS:
               0    success, including a clean stop by SIGINT or SIGTERM
@@ -29,9 +33,12 @@ struct VTRecord: ParsableCommand {
               130  aborted by a second signal
             """,
         version: version,
-        subcommands: [Record.self, Inspect.self],
-        defaultSubcommand: Record.self
+        subcommands: [Inspect.self]
     )
+
+    @OptionGroup(title: "Input") var input: InputOptions
+    @OptionGroup(title: "Output and stopping") var output: OutputOptions
+    @OptionGroup(title: "Encoding") var encoder: EncoderOptions
 
     /// Parses, runs, and maps every failure to the documented exit codes: argument errors (which
     /// swift-argument-parser would end with 64) become 2.
@@ -43,19 +50,19 @@ struct VTRecord: ParsableCommand {
             try command.run()
         } catch let error as any ReportableError {
             writeToStandardError("vtrecord: error: \(error.description)")
-            exit(error.exitStatus.rawValue)
+            Glibc.exit(error.exitStatus.rawValue)
         } catch let error as ExitCode {
-            exit(error.rawValue == ExitCode.validationFailure.rawValue ? ExitStatus.usage.rawValue : error.rawValue)
+            Glibc.exit(error.rawValue == ExitCode.validationFailure.rawValue ? ExitStatus.usage.rawValue : error.rawValue)
         } catch {
             let code = exitCode(for: error)
             if code == .success {
                 print(fullMessage(for: error))
-                exit(0)
+                Glibc.exit(0)
             }
             let text = message(for: error)
             writeToStandardError("vtrecord: error: \(text)")
             writeToStandardError("See 'vtrecord --help' for the options.")
-            exit(code == .validationFailure ? ExitStatus.usage.rawValue : code.rawValue)
+            Glibc.exit(code == .validationFailure ? ExitStatus.usage.rawValue : code.rawValue)
         }
     }
 }

@@ -8,9 +8,12 @@ import VTCore
         #expect(b.planes.count == 3)
         #expect(b.planes[0].bytesPerRow == 33 && b.planes[0].rows == 17)
         #expect(b.planes[1].bytesPerRow == 17 && b.planes[1].rows == 9)
-        #expect(b.planes[2].baseAddress == b.planes[1].baseAddress + 17 * 9)
-        #expect(b.contiguousBytes?.count == 33 * 17 + 2 * 17 * 9)
-        #expect(PixelFormat.nv12.imageSize(width: 33, height: 17) == 33 * 17 + 34 * 9)
+        let chromaPlaneSize = 17 * 9
+        #expect(b.planes[2].baseAddress == b.planes[1].baseAddress + chromaPlaneSize)
+        let i420Size = 33 * 17 + 2 * 17 * 9
+        let nv12Size = 33 * 17 + 34 * 9
+        #expect(b.contiguousBytes?.count == i420Size)
+        #expect(PixelFormat.nv12.imageSize(width: 33, height: 17) == nv12Size)
         #expect(PixelFormat.yuyv.imageSize(width: 32, height: 2) == 128)
     }
 

@@ -31,11 +31,11 @@ import VTCore
         #expect(EncoderSettings.KeyFrameInterval.frames(7).frames(at: ntsc) == 7)
     }
 
-    static let refused: [(String, (inout EncoderSettings) -> Void, String)] = [
+    static let refused: [(String, @Sendable (inout EncoderSettings) -> Void, String)] = [
         ("baseline+bframes", { $0.profile = .baseline; $0.bFrames = 2 }, "--bframes"),
         ("baseline+cabac", { $0.profile = .baseline; $0.entropy = .cabac }, "--entropy cabac"),
         ("cbr+crf", { $0.rateControl = .cbr; $0.bitRate = 1_000_000; $0.crf = 20 }, "--crf"),
-        ("abr+qp", { $0.bitRate = 1_000_000; $0.qp = 20 }, "--qp"),
+        ("abr+qp", { $0.bitRate = 1_000_000; $0.qp = 20 }, "--bitrate"),
         ("vbr without peak", { $0.rateControl = .vbr; $0.bitRate = 1_000_000 }, "--max-bitrate"),
         ("vbr peak below average", { $0.rateControl = .vbr; $0.bitRate = 2_000_000; $0.maxBitRate = 1_000_000 }, "below"),
         ("cbr with peak", { $0.rateControl = .cbr; $0.bitRate = 1_000_000; $0.maxBitRate = 2_000_000 }, "--max-bitrate"),

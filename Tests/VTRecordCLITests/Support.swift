@@ -39,7 +39,9 @@ enum Tools {
         let out = Pipe()
         let errURL = FileManager.default.temporaryDirectory
             .appendingPathComponent("vtrecord-stderr-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        guard FileManager.default.createFile(atPath: errURL.path, contents: nil) else {
+            throw CocoaError(.fileWriteUnknown)
+        }
         defer { try? FileManager.default.removeItem(at: errURL) }
         let err = try FileHandle(forWritingTo: errURL)
         process.standardOutput = out
