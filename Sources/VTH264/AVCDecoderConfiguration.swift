@@ -55,10 +55,12 @@ extension FormatDescription {
         guard [1, 2, 4].contains(nalUnitLengthSize) else { throw .invalidNALUnitLengthSize(nalUnitLengthSize) }
         guard let first = sequence.first else { throw .missingParameterSet(.sps) }
         guard !picture.isEmpty else { throw .missingParameterSet(.pps) }
-        for nalUnit in picture {
-            guard let header = nalUnit.first else { throw .emptyNALUnit(expected: .pps) }
-            let type = NALUnitType(headerByte: header)
-            guard type == .pps else { throw .unexpectedNALUnitType(expected: .pps, found: type) }
+        for (nalUnits, expected) in [(sequence, NALUnitType.sps), (picture, .pps)] {
+            for nalUnit in nalUnits {
+                guard let header = nalUnit.first else { throw .emptyNALUnit(expected: expected) }
+                let type = NALUnitType(headerByte: header)
+                guard type == expected else { throw .unexpectedNALUnitType(expected: expected, found: type) }
+            }
         }
         let sps = try SequenceParameterSet(nalUnit: first)
         return FormatDescription(width: sps.width, height: sps.height, sequenceParameterSets: sequence,

@@ -3,7 +3,7 @@
 /// The field is five bits wide, so every value 0–31 has a case: a stream carrying a type this
 /// program has no use for still round-trips and is counted under its own name instead of
 /// failing to parse.
-public enum NALUnitType: UInt8, Sendable, CaseIterable, Codable {
+public enum NALUnitType: UInt8, Sendable, CaseIterable {
     case unspecified0 = 0
     case sliceNonIDR = 1
     case sliceDataPartitionA = 2
@@ -43,10 +43,9 @@ public enum NALUnitType: UInt8, Sendable, CaseIterable, Codable {
         self = NALUnitType(rawValue: headerByte & 0x1F)!
     }
 
-    /// True for the picture data of the primary coded picture (the slices a decoder shows).
-    public var isPrimarySlice: Bool {
-        self == .sliceNonIDR || self == .sliceIDR || self == .sliceDataPartitionA
-    }
+    /// True for VCL NAL units (types 1–5), the ones that carry picture data; everything else
+    /// is parameter sets, SEI, delimiters and filler.
+    public var isVCL: Bool { (1...5).contains(rawValue) }
 
     /// A short snake_case name, stable for JSON keys and scripts ("slice_idr", "sps").
     public var key: String {

@@ -56,6 +56,11 @@ import VTCore
         var threeByteLengths = record
         threeByteLengths[4] = 0xFE
         #expect(throws: BitstreamError.invalidNALUnitLengthSize(3)) { try FormatDescription(avcC: threeByteLengths) }
+        var ppsInTheSPSList = record
+        ppsInTheSPSList[8] = 0x68
+        #expect(throws: BitstreamError.unexpectedNALUnitType(expected: .sps, found: .pps)) {
+            try FormatDescription(avcC: ppsInTheSPSList)
+        }
         var noPPS = Array(record.prefix(8 + baselineSPS.count))
         noPPS.append(0)
         #expect(throws: BitstreamError.missingParameterSet(.pps)) { try FormatDescription(avcC: noPPS) }

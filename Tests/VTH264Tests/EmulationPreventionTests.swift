@@ -77,5 +77,7 @@ import Testing
         #expect(NALUnitType(headerByte: 0x17) == .reserved23)
         #expect(NALUnitType.sps.key == "sps")
         #expect(NALUnitType.sliceIDR.name == "Coded slice of an IDR picture")
+        #expect(NALUnitType.allCases.filter(\.isVCL) == [.sliceNonIDR, .sliceDataPartitionA,
+                                                          .sliceDataPartitionB, .sliceDataPartitionC, .sliceIDR])
     }
 }

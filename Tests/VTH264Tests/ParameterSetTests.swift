@@ -97,6 +97,19 @@ import VTCore
         #expect(parsed.vui?.nalHRD?.cpbSize() == 8_000_000)
     }
 
+    @Test func spsCutInsideBitstreamRestrictionKeepsTheRest() throws {
+        var sps = SequenceParameterSet(profileIdc: 77, levelIdc: 31, width: 1280, height: 720)
+        sps.vui = VideoUsabilityInformation()
+        sps.vui?.timing = TimingInfo(numUnitsInTick: 1, timeScale: 60, fixedFrameRate: true)
+        sps.vui?.bitstreamRestriction = BitstreamRestriction(maxNumReorderFrames: 16, maxDecFrameBuffering: 16)
+        let rbsp = sps.rbsp()
+        let cut = try SequenceParameterSet(rbsp: Array(rbsp.dropLast(2)))
+        #expect(cut.vui?.bitstreamRestriction == nil)
+        #expect(cut.vui?.timing == sps.vui?.timing)
+        #expect(cut.width == 1280)
+        #expect(try SequenceParameterSet(rbsp: rbsp) == sps)
+    }
+
     @Test func aspectRatioOutsideTheTableUsesExtendedSAR() {
         var vui = VideoUsabilityInformation()
         vui.sampleAspectRatio = SampleAspectRatio(width: 16, height: 15)
