@@ -64,4 +64,27 @@ import VTCapture
         // Paced and never dropped here: consecutive numbers.
         #expect(numbers.compactMap { $0 } == Array(0..<encoded))
     }
+
+    @Test func secondSignalAbortsAtOnceLeavingWholeAccessUnits() throws {
+        let dir = try TemporaryDirectory()
+        let out = dir.path("aborted.h264")
+        // 1080p at the default speed: x264's lookahead holds dozens of frames, so after the
+        // first signal the flush takes seconds and the second signal lands in it.
+        let r = try Tools.shell("""
+            "$VTRECORD" --test-pattern --size 1920x1080 -o '\(out)' &
+            pid=$!
+            for i in $(seq 600); do [ -s '\(out)' ] && break; sleep 0.1; done
+            kill -INT $pid; sleep 0.3; kill -INT $pid; wait $pid; echo "status=$?" >&2
+            """)
+        #expect(r.stderr.contains("status=130"), "\(r.stderr)")
+        let decode = try Tools.run("ffmpeg", ["-v", "error", "-i", out, "-f", "null", "-"])
+        #expect(decode.status == 0 && decode.stderr.isEmpty, "the aborted file does not decode cleanly: \(decode.stderr)")
+        let numbers = try Self.frameNumbers(out, width: 1920, height: 1080)
+        #expect(!numbers.isEmpty)
+        // A prefix in decode order: every picture readable and in display order, but with
+        // B-frames the last reference may arrive before the B-frames shown ahead of it.
+        let readable = numbers.compactMap { $0 }
+        #expect(readable.count == numbers.count)
+        #expect(zip(readable, readable.dropFirst()).allSatisfy { $0 < $1 })
+    }
 }

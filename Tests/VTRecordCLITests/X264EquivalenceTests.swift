@@ -66,4 +66,20 @@ import Testing
         let firstDifference = zip(ourFrames, referenceFrames).enumerated().first { $0.element.0 != $0.element.1 }?.offset
         #expect(ourFrames == referenceFrames, "decoded frames differ from frame \(firstDifference ?? -1)")
     }
+
+    /// The comparison itself must notice a one-step difference in settings.
+    @Test func differentSettingsGiveDifferentPictures() throws {
+        let dir = try TemporaryDirectory()
+        let input = try Self.makeInput(in: dir)
+        let ours = dir.path("ours.h264")
+        let reference = dir.path("ref.h264")
+        #expect(try Tools.vtrecord(["--input", input, "-o", ours, "--quiet", "--keyint", "30", "--crf", "23",
+                                    "--frames", "10"]).status == 0)
+        #expect(try Tools.run("x264", ["--quiet", "-o", reference, "--keyint", "30", "--crf", "24",
+                                       "--frames", "10", input]).status == 0)
+        let a = try Tools.frameMD5s(ours)
+        let b = try Tools.frameMD5s(reference)
+        #expect(a.count == 10 && b.count == 10)
+        #expect(a != b)
+    }
 }
