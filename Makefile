@@ -10,9 +10,9 @@ BIN        := .build/$(CONFIG)/vtrecord
 
 # Debian packages the build, the program and the tests need.
 DEB_PACKAGES := pkg-config libx264-dev libv4l-dev libva-dev libyuv-dev libturbojpeg0-dev \
-                ffmpeg x264 v4l-utils mandoc
+                ffmpeg x264 v4l-utils mandoc bc
 
-.PHONY: all deps build run test clean
+.PHONY: all deps build run test bench clean
 
 all: build
 
@@ -44,6 +44,10 @@ run: build
 test: deps
 	$(SWIFT) build
 	$(SWIFT) test
+
+# Speed against the x264 CLI, same input and settings, one run (not part of make test).
+bench: build
+	bench/encode-vs-x264.sh
 
 clean:
 	rm -rf .build
