@@ -8,7 +8,7 @@ public struct SourceFormat: Sendable, Equatable {
     /// The nominal frame rate.
     public var frameRate: FrameRate
     /// Pixel aspect ratio (Y4M `A`, V4L2 pixelaspect); nil when unknown.
-    public var sampleAspectRatio: (width: Int, height: Int)?
+    public var sampleAspectRatio: SampleAspectRatio?
     /// True when samples use the full 0–255 range (JPEG), false for video range, nil unknown.
     public var fullRange: Bool?
     /// A live source (camera, paced pattern) produces frames on its own clock and must never be
@@ -16,7 +16,7 @@ public struct SourceFormat: Sendable, Equatable {
     public var isLive: Bool
 
     public init(pixelFormat: PixelFormat, width: Int, height: Int, frameRate: FrameRate,
-                sampleAspectRatio: (width: Int, height: Int)? = nil, fullRange: Bool? = nil,
+                sampleAspectRatio: SampleAspectRatio? = nil, fullRange: Bool? = nil,
                 isLive: Bool) {
         self.pixelFormat = pixelFormat
         self.width = width
@@ -27,13 +27,6 @@ public struct SourceFormat: Sendable, Equatable {
         self.isLive = isLive
     }
 
-    public static func == (lhs: SourceFormat, rhs: SourceFormat) -> Bool {
-        lhs.pixelFormat == rhs.pixelFormat && lhs.width == rhs.width && lhs.height == rhs.height
-            && lhs.frameRate == rhs.frameRate
-            && lhs.sampleAspectRatio?.width == rhs.sampleAspectRatio?.width
-            && lhs.sampleAspectRatio?.height == rhs.sampleAspectRatio?.height
-            && lhs.fullRange == rhs.fullRange && lhs.isLive == rhs.isLive
-    }
 }
 
 /// One captured picture and when it was taken.

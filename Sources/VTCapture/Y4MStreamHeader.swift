@@ -31,7 +31,7 @@ struct Y4MStreamHeader: Equatable {
     /// nil for a missing `F` tag or `F0:0` (unknown).
     var frameRate: FrameRate?
     /// nil for a missing `A` tag or `A0:0` (unknown).
-    var sampleAspectRatio: (width: Int, height: Int)?
+    var sampleAspectRatio: SampleAspectRatio?
     var interlacing: Interlacing
     var sampling: Sampling
     /// From the `XCOLORRANGE=FULL|LIMITED` extension ffmpeg writes; nil when absent.
@@ -39,13 +39,6 @@ struct Y4MStreamHeader: Equatable {
     /// The `C` tag as written, or nil when the header has none.
     var colourSpaceTag: String?
 
-    static func == (lhs: Y4MStreamHeader, rhs: Y4MStreamHeader) -> Bool {
-        lhs.width == rhs.width && lhs.height == rhs.height && lhs.frameRate == rhs.frameRate
-            && lhs.sampleAspectRatio?.width == rhs.sampleAspectRatio?.width
-            && lhs.sampleAspectRatio?.height == rhs.sampleAspectRatio?.height
-            && lhs.interlacing == rhs.interlacing && lhs.sampling == rhs.sampling
-            && lhs.fullRange == rhs.fullRange && lhs.colourSpaceTag == rhs.colourSpaceTag
-    }
 
     /// Parses a header line, without its terminating newline. `path` only names the input
     /// in errors.
@@ -85,7 +78,7 @@ struct Y4MStreamHeader: Equatable {
                 }
                 if n == 0 && d == 0 { break }
                 guard n > 0, d > 0 else { throw malformed("sample aspect \"\(tag)\" is not positive") }
-                header.sampleAspectRatio = (n, d)
+                header.sampleAspectRatio = SampleAspectRatio(width: n, height: d)
             case "I":
                 switch value {
                 case "p", "?": header.interlacing = .progressive

@@ -82,7 +82,7 @@ public struct EncoderSettings: Sendable, Equatable {
     /// Never block the source: drop at the queue instead. nil: on for live sources only.
     public var realTime: Bool?
     public var frameRate: FrameRate = FrameRate(numerator: 30, denominator: 1)!
-    public var pixelAspectRatio: PixelAspectRatio?
+    public var sampleAspectRatio: SampleAspectRatio?
     /// Samples use the full 0–255 range (signalled in the VUI).
     public var fullRange: Bool?
 
@@ -197,17 +197,4 @@ public struct EncoderSettings: Sendable, Equatable {
                      "5.2": 52, "6": 60, "6.1": 61, "6.2": 62]
         return known[text.lowercased()]
     }
-}
-
-/// Width:height of one pixel (the SAR in H.264 terms).
-public struct PixelAspectRatio: Sendable, Equatable, CustomStringConvertible {
-    public var horizontal: Int
-    public var vertical: Int
-
-    public init(horizontal: Int, vertical: Int) {
-        self.horizontal = horizontal
-        self.vertical = vertical
-    }
-
-    public var description: String { "\(horizontal):\(vertical)" }
 }

@@ -53,9 +53,9 @@ enum X264Parameters {
         p.i_timebase_num = UInt32(rate.denominator)
         p.i_timebase_den = UInt32(rate.numerator)
 
-        if let sar = settings.pixelAspectRatio {
-            p.vui.i_sar_width = Int32(sar.horizontal)
-            p.vui.i_sar_height = Int32(sar.vertical)
+        if let sar = settings.sampleAspectRatio {
+            p.vui.i_sar_width = Int32(sar.width)
+            p.vui.i_sar_height = Int32(sar.height)
         }
         if let fullRange = settings.fullRange {
             p.vui.b_fullrange = fullRange ? 1 : 0

@@ -1,3 +1,5 @@
+import VTCore
+
 /// seq_parameter_set_rbsp() (clause 7.3.2.1): what every picture of a coded video sequence
 /// shares — profile, level, picture size, frame numbering, colour and timing.
 ///

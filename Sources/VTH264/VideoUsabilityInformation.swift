@@ -1,17 +1,6 @@
 import VTCore
 
-/// A sample (pixel) aspect ratio, width:height of one sample.
-public struct SampleAspectRatio: Sendable, Equatable, CustomStringConvertible {
-    public var width: Int
-    public var height: Int
-
-    public init(width: Int, height: Int) {
-        self.width = width
-        self.height = height
-    }
-
-    public var description: String { "\(width):\(height)" }
-
+extension SampleAspectRatio {
     /// Table E-1: the ratios aspect_ratio_idc 1 to 16 stand for.
     static let table: [SampleAspectRatio] = [
         (1, 1), (12, 11), (10, 11), (16, 11), (40, 33), (24, 11), (20, 11), (32, 11),

@@ -127,6 +127,6 @@ extension RecordingSummary.Settings {
         threads = s.threads
         self.realtime = realTime
         fps = s.frameRate.description
-        sar = s.pixelAspectRatio?.description
+        sar = s.sampleAspectRatio?.description
     }
 }

@@ -142,9 +142,7 @@ extension VTRecord {
 
         var settings = encoder.settings()
         settings.frameRate = format.frameRate
-        if let sar = format.sampleAspectRatio {
-            settings.pixelAspectRatio = PixelAspectRatio(horizontal: sar.width, vertical: sar.height)
-        }
+        settings.sampleAspectRatio = format.sampleAspectRatio
         settings.fullRange = format.fullRange
         let realTime = settings.realTime ?? format.isLive
 

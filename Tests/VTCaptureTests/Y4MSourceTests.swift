@@ -42,7 +42,7 @@ struct Y4MSourceFFmpegTests {
         if width % 2 == 0 && height % 2 == 0 {
             #expect(source.format == SourceFormat(pixelFormat: .i420, width: width, height: height,
                                                   frameRate: FrameRate(numerator: 30, denominator: 1)!,
-                                                  sampleAspectRatio: (1, 1), fullRange: nil, isLive: false))
+                                                  sampleAspectRatio: SampleAspectRatio(width: 1, height: 1), fullRange: nil, isLive: false))
         } else {
             #expect(header.contains(" XCOLORRANGE=LIMITED"))
             #expect(source.format.fullRange == false)

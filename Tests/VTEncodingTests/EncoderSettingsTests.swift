@@ -93,7 +93,7 @@ import VTCore
         s.bFrames = 0
         s.entropy = .cavlc
         s.level = "4.1"
-        s.pixelAspectRatio = PixelAspectRatio(horizontal: 16, vertical: 15)
+        s.sampleAspectRatio = SampleAspectRatio(width: 16, height: 15)
         let p = try X264Parameters.make(s, width: 1280, height: 720, format: .i420)
         #expect(p.i_keyint_max == 60)
         #expect(p.i_fps_num == 30000 && p.i_fps_den == 1001)
