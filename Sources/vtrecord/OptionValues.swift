@@ -33,21 +33,13 @@ struct FrameRateArgument: ExpressibleByArgument {
     }
 }
 
-/// A rate in bit/s with an optional decimal suffix: `2M`, `500k`, `8000000`.
-struct BitRateArgument: ExpressibleByArgument {
-    let bitsPerSecond: Int64
+/// A positive count with an optional decimal suffix: rates in bit/s (`2M`, `500k`) and sizes
+/// in bytes (`250k`).
+struct DecimalQuantity: ExpressibleByArgument {
+    let value: Int64
     init?(argument: String) {
         guard let value = parseDecimalQuantity(argument), value > 0 else { return nil }
-        bitsPerSecond = value
-    }
-}
-
-/// A size in bytes with an optional decimal suffix: `250k`, `500M`.
-struct ByteSizeArgument: ExpressibleByArgument {
-    let bytes: Int64
-    init?(argument: String) {
-        guard let value = parseDecimalQuantity(argument), value > 0 else { return nil }
-        bytes = value
+        self.value = value
     }
 }
 

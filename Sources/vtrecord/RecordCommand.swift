@@ -73,13 +73,13 @@ struct EncoderOptions: ParsableArguments {
     var qp: Int?
 
     @Option(name: .long, help: ArgumentHelp("Average bit rate in bit/s: 2M, 500k.", valueName: "rate"))
-    var bitrate: BitRateArgument?
+    var bitrate: DecimalQuantity?
 
     @Option(name: .long, help: ArgumentHelp("Peak bit rate in bit/s (the VBV maximum).", valueName: "rate"))
-    var maxBitrate: BitRateArgument?
+    var maxBitrate: DecimalQuantity?
 
     @Option(name: .long, help: ArgumentHelp("VBV buffer in bytes: 250k (default: one second of the peak rate).", valueName: "bytes"))
-    var bufsize: ByteSizeArgument?
+    var bufsize: DecimalQuantity?
 
     @Option(name: .long, help: ArgumentHelp("Encoder threads (0 = automatic).", valueName: "n"))
     var threads: Int?
@@ -99,9 +99,9 @@ struct EncoderOptions: ParsableArguments {
         s.rateControl = rateControl
         s.crf = crf
         s.qp = qp
-        s.bitRate = bitrate?.bitsPerSecond
-        s.maxBitRate = maxBitrate?.bitsPerSecond
-        s.bufferSize = bufsize?.bytes
+        s.bitRate = bitrate?.value
+        s.maxBitRate = maxBitrate?.value
+        s.bufferSize = bufsize?.value
         s.threads = threads
         s.realTime = realtime
         return s
