@@ -44,6 +44,7 @@ public final class Recorder: @unchecked Sendable {
     private var writer: AnnexBWriter?
     private let realTime: Bool
     private let limits: RecordingLimits
+    private let retiming: FrameRate?
     private let queue: BoundedQueue<CapturedFrame>
     private let progress: ProgressReporter?
 
@@ -58,14 +59,17 @@ public final class Recorder: @unchecked Sendable {
 
     /// The session is created and prepared before the writer, so settings the encoder refuses
     /// never leave an empty output file behind.
+    /// `retiming` places frame n at n ÷ rate instead of at the source's time: a file whose
+    /// header rate is overridden (`--fps` with `--input`).
     public init(source: any CaptureSource, realTime: Bool, limits: RecordingLimits,
-                queueCapacity: Int = 4, progress: ProgressReporter? = nil,
+                retiming: FrameRate? = nil, queueCapacity: Int = 4, progress: ProgressReporter? = nil,
                 makeSession: @escaping SessionFactory,
                 makeWriter: @escaping () throws -> AnnexBWriter) {
         self.source = source
         self.makeWriter = makeWriter
         self.realTime = realTime
         self.limits = limits
+        self.retiming = retiming
         self.queue = BoundedQueue(capacity: queueCapacity)
         self.progress = progress
         self.makeSession = makeSession
@@ -153,7 +157,11 @@ public final class Recorder: @unchecked Sendable {
 
     private func encodeLoop(_ session: any CompressionSession) throws -> StopReason {
         var reason = StopReason.endOfInput
-        while let frame = queue.take() {
+        while var frame = queue.take() {
+            if let retiming {
+                frame.pts = MediaTime(value: Int64(frame.sequence) * Int64(retiming.denominator),
+                                      timescale: Int32(retiming.numerator))
+            }
             if reason == .endOfInput, let limitReason = limitReached(by: frame) {
                 reason = limitReason
                 stopCapture()

@@ -156,6 +156,7 @@ extension VTRecord {
         let recorder = Recorder(
             source: source, realTime: realTime,
             limits: RecordingLimits(frames: output.frames, duration: output.duration?.seconds),
+            retiming: input.input != nil ? input.fps?.rate : nil,
             progress: progress,
             makeSession: { handler in
                 try X264Session(width: format.width, height: format.height, pixelFormat: format.pixelFormat,
