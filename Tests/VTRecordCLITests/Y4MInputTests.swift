@@ -27,6 +27,31 @@ import Testing
         #expect((probe["streams"] as? [[String: Any]])?.first?["r_frame_rate"] as? String == "30000/1001")
     }
 
+    @Test func fpsRetimesTheFileWithoutDroppingOrRepeatingPictures() throws {
+        let dir = try TemporaryDirectory()
+        let input = try Self.makeY4M(dir, "in.y4m", rate: "25")
+        let asIs = dir.path("as-is.h264")
+        let retimed = dir.path("retimed.h264")
+        // Constant QP: x264's quality-based modes weigh frames by their duration.
+        let quantiser = ["--rate-control", "cqp", "--qp", "20"]
+        #expect(try Tools.vtrecord(["--input", input, "-o", asIs, "--quiet"] + quantiser).status == 0)
+        let r = try Tools.vtrecord(["--input", input, "--fps", "30000/1001", "-o", retimed, "--quiet",
+                                    "--json-summary", dir.path("s.json")] + quantiser)
+        #expect(r.status == 0, "\(r.stderr)")
+        let probe = try Tools.ffprobe(retimed, ["-show_entries", "stream=r_frame_rate"])
+        #expect((probe["streams"] as? [[String: Any]])?.first?["r_frame_rate"] as? String == "30000/1001")
+        // The same ten pictures, each once: only the clock changed.
+        let pictures = try Tools.frameMD5s(retimed)
+        #expect(pictures.count == 10)
+        #expect(pictures == (try Tools.frameMD5s(asIs)))
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir.path("s.json")))) as? [String: Any]
+        #expect((json?["format"] as? [String: Any])?["fps"] as? String == "30000/1001")
+        let bytes = try #require(json?["bytes"] as? Int)
+        let bitrate = try #require(json?["bitrate"] as? Int)
+        // Bit rate over the new presentation time: 10 frames at 29.97 fps.
+        #expect(abs(Double(bitrate) - Double(bytes) * 8 * 30000 / 10010) <= 1, "\(bitrate)")
+    }
+
     @Test func truncatedLastFrameIsReportedAndTheRestEncoded() throws {
         let dir = try TemporaryDirectory()
         let input = try Self.makeY4M(dir, "in.y4m")
