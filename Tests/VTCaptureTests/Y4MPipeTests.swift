@@ -57,50 +57,48 @@ struct Y4MPipeTests {
         done.wait()
     }
 
-    @Test func readsStandardInput() throws {
-        let data = Y4MSourceStreamTests.stream(header: Self.header, size: Self.pictureSize, frames: 4)
+    /// Runs `body` with standard input replaced by a pipe that `data` trickles into, and
+    /// waits for the feeder before putting standard input back.
+    private static func withStandardInput(fedWith data: Data, _ body: () throws -> Void) throws {
         var fds: [Int32] = [0, 0]
         try #require(pipe(&fds) == 0)
         let savedInput = dup(STDIN_FILENO)
-        dup2(fds[0], STDIN_FILENO)
+        try #require(savedInput >= 0 && dup2(fds[0], STDIN_FILENO) == STDIN_FILENO)
         close(fds[0])
-        defer {
-            dup2(savedInput, STDIN_FILENO)
-            close(savedInput)
-        }
         let writeEnd = fds[1]
         let done = DispatchSemaphore(value: 0)
         DispatchQueue.global().async {
-            Self.trickle(data, to: writeEnd)
+            trickle(data, to: writeEnd)
             close(writeEnd)
             done.signal()
         }
-        let source = try Y4MSource(path: "-")
-        #expect(source.path == "-")
-        #expect(try collect(source) == expected(frames: 4))
-        done.wait()
+        defer {
+            // Restoring standard input closes the pipe's read end, so a feeder still writing
+            // (when the body failed early) gets EPIPE instead of blocking.
+            dup2(savedInput, STDIN_FILENO)
+            close(savedInput)
+            done.wait()
+        }
+        try body()
+    }
+
+    @Test func readsStandardInput() throws {
+        let data = Y4MSourceStreamTests.stream(header: Self.header, size: Self.pictureSize, frames: 4)
+        try Self.withStandardInput(fedWith: data) {
+            let source = try Y4MSource(path: "-")
+            #expect(source.path == "-")
+            #expect(try collect(source) == expected(frames: 4))
+        }
     }
 
     @Test func truncationOnStandardInputNamesIt() throws {
         let data = Y4MSourceStreamTests.stream(header: Self.header, size: Self.pictureSize, frames: 2).dropLast(10)
-        var fds: [Int32] = [0, 0]
-        try #require(pipe(&fds) == 0)
-        let savedInput = dup(STDIN_FILENO)
-        dup2(fds[0], STDIN_FILENO)
-        close(fds[0])
-        defer {
-            dup2(savedInput, STDIN_FILENO)
-            close(savedInput)
+        try Self.withStandardInput(fedWith: data) {
+            let (logger, messages) = RecordingLogHandler.logger()
+            let source = try Y4MSource(path: "-", logger: logger)
+            #expect(try collect(source).count == 1)
+            #expect(messages.all == ["warning: standard input: last frame is truncated (\(Self.pictureSize - 10) of \(Self.pictureSize) bytes): it is not encoded"])
         }
-        let writeEnd = fds[1]
-        DispatchQueue.global().async {
-            Self.trickle(data, to: writeEnd)
-            close(writeEnd)
-        }
-        let (logger, messages) = RecordingLogHandler.logger()
-        let source = try Y4MSource(path: "-", logger: logger)
-        #expect(try collect(source).count == 1)
-        #expect(messages.all == ["warning: standard input: last frame is truncated (\(Self.pictureSize - 10) of \(Self.pictureSize) bytes): it is not encoded"])
     }
 
     @Test func stopInterruptsAReadWaitingOnAPipe() throws {

@@ -129,9 +129,7 @@ struct EncodedStream: Sendable, CustomTestStringConvertible {
         try EncoderTool.withTemporaryDirectory { tool in
             let file = try stream.encode(in: tool)
             let bytes = try tool.read(file)
-            let units = AnnexB.nalUnitRanges(in: bytes).map { Array(bytes[$0]) }
-            let spsNAL = try #require(units.first { NALUnitHeader($0[0]).type == .sps })
-            let ppsNAL = try #require(units.first { NALUnitHeader($0[0]).type == .pps })
+            let (spsNAL, ppsNAL) = try Self.firstParameterSets(in: bytes)
             let sps = try SequenceParameterSet(nalUnit: spsNAL)
             let pps = try PictureParameterSet(nalUnit: ppsNAL, chromaFormatIdc: sps.chromaFormatIdc)
             let report = try StreamInspector.inspect(annexB: bytes)
@@ -178,9 +176,7 @@ struct EncodedStream: Sendable, CustomTestStringConvertible {
         try EncoderTool.withTemporaryDirectory { tool in
             let file = try stream.encode(in: tool)
             let bytes = try tool.read(file)
-            let units = AnnexB.nalUnitRanges(in: bytes).map { Array(bytes[$0]) }
-            let spsNAL = try #require(units.first { NALUnitHeader($0[0]).type == .sps })
-            let ppsNAL = try #require(units.first { NALUnitHeader($0[0]).type == .pps })
+            let (spsNAL, ppsNAL) = try Self.firstParameterSets(in: bytes)
             let format = try FormatDescription(h264ParameterSets: [ppsNAL, spsNAL])
             let record = try format.avcC()
             let reference = try tool.avcCFromMP4(file)
@@ -196,6 +192,14 @@ struct EncodedStream: Sendable, CustomTestStringConvertible {
             #expect(format.width == stream.width - stream.width % (stream.pixelFormat == "yuv444p" ? 1 : 2))
             #expect(format.height == stream.height)
         }
+    }
+
+    /// The first SPS and PPS NAL units of an Annex B stream.
+    private static func firstParameterSets(in bytes: [UInt8]) throws -> (sps: [UInt8], pps: [UInt8]) {
+        let units = AnnexB.nalUnitRanges(in: bytes).map { Array(bytes[$0]) }
+        let sps = try #require(units.first { NALUnitHeader($0[0]).type == .sps })
+        let pps = try #require(units.first { NALUnitHeader($0[0]).type == .pps })
+        return (sps, pps)
     }
 
     /// ffprobe leaves a value out or prints "unknown" when the stream does not say.
