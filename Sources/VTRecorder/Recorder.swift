@@ -56,6 +56,8 @@ public final class Recorder: @unchecked Sendable {
     private let writeLock = Mutex<Void>(())
     private var session: (any CompressionSession)?
     private var framesSubmitted = 0
+    /// Signalled when the capture thread has left its loop; nil until it starts.
+    private var captureThreadDone: DispatchSemaphore?
 
     /// The session is created and prepared before the writer, so settings the encoder refuses
     /// never leave an empty output file behind.
@@ -113,6 +115,8 @@ public final class Recorder: @unchecked Sendable {
             reason = .error
             stopCapture()
         }
+        // The source is not touched again once run returns (a device can then be closed safely).
+        captureThreadDone?.wait()
         if failure == nil, let captureError = captureFailure.withLock({ $0 }) {
             failure = captureError
             reason = .error
@@ -132,7 +136,12 @@ public final class Recorder: @unchecked Sendable {
     }
 
     private func startCaptureThread() {
-        let thread = Thread { [self] in captureLoop() }
+        let done = DispatchSemaphore(value: 0)
+        captureThreadDone = done
+        let thread = Thread { [self] in
+            captureLoop()
+            done.signal()
+        }
         thread.name = "vtrecord-capture"
         thread.start()
     }
