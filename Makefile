@@ -33,10 +33,12 @@ deps:
 build: deps
 	$(SWIFT) build -c $(CONFIG)
 
-# With no ARGS: ten seconds of the test pattern to a new file in the current directory.
+# With no ARGS: ten seconds from /dev/video0, or of the test pattern when there is no camera,
+# to a new file in the current directory.
 run: build
 	@if [ -z "$(ARGS)" ]; then \
-	  $(BIN) --test-pattern --duration 10s; \
+	  if [ -e /dev/video0 ]; then $(BIN) --device /dev/video0 --duration 10s; \
+	  else echo "no camera at /dev/video0: recording the test pattern"; $(BIN) --test-pattern --duration 10s; fi; \
 	else \
 	  $(BIN) $(ARGS); \
 	fi

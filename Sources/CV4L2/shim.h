@@ -25,6 +25,12 @@ static const unsigned long vt_VIDIOC_STREAMOFF = VIDIOC_STREAMOFF;
 static const unsigned long vt_VIDIOC_QUERYCTRL = VIDIOC_QUERYCTRL;
 static const unsigned long vt_VIDIOC_G_CTRL = VIDIOC_G_CTRL;
 static const unsigned long vt_VIDIOC_S_CTRL = VIDIOC_S_CTRL;
+static const unsigned long vt_VIDIOC_QUERY_EXT_CTRL = VIDIOC_QUERY_EXT_CTRL;
+static const unsigned long vt_VIDIOC_QUERYMENU = VIDIOC_QUERYMENU;
+static const unsigned long vt_VIDIOC_G_EXT_CTRLS = VIDIOC_G_EXT_CTRLS;
+static const unsigned long vt_VIDIOC_S_EXT_CTRLS = VIDIOC_S_EXT_CTRLS;
+static const unsigned long vt_VIDIOC_ENUMINPUT = VIDIOC_ENUMINPUT;
+static const unsigned long vt_VIDIOC_G_INPUT = VIDIOC_G_INPUT;
 
 // V4L2_PIX_FMT_* are v4l2_fourcc() function-like macros.
 static const uint32_t vt_V4L2_PIX_FMT_YUYV = V4L2_PIX_FMT_YUYV;

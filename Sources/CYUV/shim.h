@@ -6,5 +6,6 @@
 #include <libyuv/convert.h>
 #include <libyuv/convert_from.h>
 #include <libyuv/planar_functions.h>
+#include <libyuv/scale.h>
 
 #endif

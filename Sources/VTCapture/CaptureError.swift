@@ -8,8 +8,8 @@ import Glibc
 /// what to do next.
 ///
 /// Input-file problems (a Y4M file or standard input) are bad usage: the user handed vtrecord
-/// something it cannot read, so they exit with status 2. Camera device problems, which exit
-/// with status 3, join this enum as their own cases.
+/// something it cannot read, so they exit with status 2. Camera device problems exit with
+/// status 3.
 public enum CaptureError: ReportableError, Equatable {
     /// `open(2)` failed on an input file.
     case cannotOpen(path: String, errno: Int32)
@@ -27,11 +27,30 @@ public enum CaptureError: ReportableError, Equatable {
     /// A test pattern size the frame code or a 4:2:0 encoder cannot work with.
     case unsupportedPatternSize(width: Int, height: Int, reason: String)
 
+    /// No device node at the path.
+    case noSuchDevice(path: String)
+    /// The node exists but this user may not open it.
+    case devicePermissionDenied(path: String)
+    /// Another program holds the camera (EBUSY from S_FMT or REQBUFS).
+    case deviceBusy(path: String)
+    /// The node opened but is not a streaming video capture device; `what` says what it is.
+    case notACaptureDevice(path: String, what: String)
+    /// The device offers nothing vtrecord can record (`detail` says what it does offer), or
+    /// `--strict-format` was given and the driver chose something other than what was asked.
+    case unsupportedDeviceFormat(path: String, detail: String)
+    /// An ioctl failed in a way no other case describes.
+    case ioctl(path: String, name: String, errno: Int32)
+    /// The device went away while recording (ENODEV, EIO, POLLERR).
+    case unplugged(path: String)
+
     public var exitStatus: ExitStatus {
         switch self {
         case .cannotOpen, .readFailed, .notY4M, .malformedHeader, .unsupportedColourSpace,
              .malformedFrameMarker, .unsupportedPatternSize:
             .usage
+        case .noSuchDevice, .devicePermissionDenied, .deviceBusy, .notACaptureDevice,
+             .unsupportedDeviceFormat, .ioctl, .unplugged:
+            .capture
         }
     }
 
@@ -58,6 +77,20 @@ public enum CaptureError: ReportableError, Equatable {
                 + "with a FRAME marker: the stream is damaged or its header gives the wrong size"
         case let .unsupportedPatternSize(width, height, reason):
             return "test pattern size \(width)x\(height) is not supported: \(reason)"
+        case let .noSuchDevice(path):
+            return "\(path): no such device: is the camera plugged in? (ls /dev/v4l/by-id/ lists the cameras)"
+        case let .devicePermissionDenied(path):
+            return "\(path): no permission: add the user to the 'video' group (sudo usermod -aG video $USER, then log in again)"
+        case let .deviceBusy(path):
+            return "\(path) is busy: another program is using the camera"
+        case let .notACaptureDevice(path, what):
+            return "\(path) is not a video capture device: it is \(what)"
+        case let .unsupportedDeviceFormat(path, detail):
+            return "\(path): \(detail)"
+        case let .ioctl(path, name, code):
+            return "\(path): ioctl(\(name)): \(Self.reason(code))"
+        case let .unplugged(path):
+            return "\(path) was unplugged or stopped responding: the recording ends here (--reconnect waits for it to come back)"
         }
     }
 

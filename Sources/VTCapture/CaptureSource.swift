@@ -37,11 +37,15 @@ public struct CapturedFrame: Sendable {
     public var pts: MediaTime
     /// Capture counter as the source numbers frames (V4L2 `sequence`, Y4M frame index).
     public var sequence: UInt64
+    /// When the picture was taken, CLOCK_MONOTONIC nanoseconds (a camera's buffer timestamp);
+    /// nil for sources without a capture clock (files).
+    public var captureTime: Int64?
 
-    public init(buffer: PixelBuffer, pts: MediaTime, sequence: UInt64) {
+    public init(buffer: PixelBuffer, pts: MediaTime, sequence: UInt64, captureTime: Int64? = nil) {
         self.buffer = buffer
         self.pts = pts
         self.sequence = sequence
+        self.captureTime = captureTime
     }
 }
 

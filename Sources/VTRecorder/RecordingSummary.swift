@@ -19,6 +19,27 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
         }
     }
 
+    /// What the user asked a camera for; null fields were left to vtrecord.
+    public struct Requested: Codable, Sendable, Equatable {
+        public var pixelFormat: String?
+        public var width: Int?
+        public var height: Int?
+        public var fps: String?
+
+        enum CodingKeys: String, CodingKey {
+            case pixelFormat = "pixel_format", width, height, fps
+        }
+
+        // Absent values are written as null, so every key is always there.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(pixelFormat, forKey: .pixelFormat)
+            try container.encode(width, forKey: .width)
+            try container.encode(height, forKey: .height)
+            try container.encode(fps, forKey: .fps)
+        }
+    }
+
     /// The settings as the encoder resolved them, keyed by option name.
     public struct Settings: Codable, Sendable, Equatable {
         public var speed: String
@@ -51,6 +72,8 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
     public var input: String
     public var output: String
     public var format: Format
+    /// Only for a camera.
+    public var requested: Requested?
     public var framesCaptured: Int
     public var framesEncoded: Int
     public var keyframes: Int
@@ -60,7 +83,7 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
     /// Average bit rate of the stream in bit/s, over its presentation time.
     public var bitrate: Int64
     public var droppedQueue: Int
-    public var droppedSource: Int
+    public var droppedDriver: Int
     public var framesBad: Int
     public var framesTruncated: Int
     public var stopReason: StopReason
@@ -68,21 +91,27 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
     public var settings: Settings?
 
     enum CodingKeys: String, CodingKey {
-        case schema, encoder, input, output, format
+        case schema, encoder, input, output, format, requested
         case framesCaptured = "frames_captured", framesEncoded = "frames_encoded", keyframes, bytes
         case seconds, encodeFPS = "encode_fps", bitrate, droppedQueue = "dropped_queue"
-        case droppedSource = "dropped_source", framesBad = "frames_bad"
+        case droppedDriver = "dropped_driver", framesBad = "frames_bad"
         case framesTruncated = "frames_truncated", stopReason = "stop_reason", error, settings
     }
 
+    /// `camera` is what a camera was asked for and gave; `format.pixel_format` is then the
+    /// camera's format (yuyv, mjpeg…), else the format frames arrive in.
     public init(result: RecordingResult, input: String, output: String, format: SourceFormat,
-                realTime: Bool) {
+                camera: CameraNegotiationReport? = nil, realTime: Bool) {
         let s = result.statistics
         encoder = result.encoder
         self.input = input
         self.output = output
-        self.format = Format(pixelFormat: format.pixelFormat.rawValue, width: format.width,
-                             height: format.height, fps: format.frameRate.description)
+        self.format = Format(pixelFormat: camera?.format.rawValue ?? format.pixelFormat.rawValue,
+                             width: format.width, height: format.height, fps: format.frameRate.description)
+        if let asked = camera?.requested {
+            requested = Requested(pixelFormat: asked.format?.rawValue, width: asked.size?.width,
+                                  height: asked.size?.height, fps: asked.frameRate?.description)
+        }
         framesCaptured = s.framesCaptured
         framesEncoded = s.framesEncoded
         keyframes = s.keyFrames
@@ -92,7 +121,7 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
         let mediaSeconds = Double(s.framesEncoded) / format.frameRate.framesPerSecond
         bitrate = mediaSeconds > 0 ? Int64((Double(s.bytes) * 8 / mediaSeconds).rounded()) : 0
         droppedQueue = s.droppedQueue
-        droppedSource = s.source.droppedBySource
+        droppedDriver = s.source.droppedBySource
         framesBad = s.source.badFrames
         framesTruncated = s.source.truncatedFrames
         stopReason = result.stopReason

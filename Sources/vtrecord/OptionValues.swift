@@ -1,27 +1,29 @@
 import ArgumentParser
+import VTCapture
 import VTCore
 import VTEncoding
 
 /// `--size 1280x720`.
-struct FrameSize: ExpressibleByArgument, Equatable, CustomStringConvertible {
-    let width: Int
-    let height: Int
-
-    init?(argument: String) {
-        let parts = argument.lowercased().split(separator: "x", omittingEmptySubsequences: false)
-        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]),
-              (16...16384).contains(w), (16...16384).contains(h) else { return nil }
-        width = w
-        height = h
+extension FrameSize: ExpressibleByArgument {
+    public init?(argument: String) {
+        self.init(parsing: argument)
     }
+}
 
-    init(width: Int, height: Int) {
-        self.width = width
-        self.height = height
+/// `--format auto|yuyv|nv12|yu12|mjpeg`.
+enum CameraFormatArgument: String, ExpressibleByArgument, CaseIterable {
+    case auto, yuyv, nv12, yu12, mjpeg
+
+    var pixelFormat: CameraPixelFormat? { CameraPixelFormat(rawValue: rawValue) }
+}
+
+/// No source was named and there is no camera at the default path.
+struct NoDefaultCamera: ReportableError {
+    var exitStatus: ExitStatus { .capture }
+    var description: String {
+        "no source given and \(VTRecord.defaultDevice) does not exist: plug in a camera, "
+            + "or give --device PATH, --input FILE.y4m or --test-pattern"
     }
-
-    var description: String { "\(width)x\(height)" }
-    static var defaultValueDescription: String { "1280x720" }
 }
 
 /// `--fps 30`, `--fps 30000/1001`, `--fps 29.97`.

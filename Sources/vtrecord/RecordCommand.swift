@@ -8,17 +8,35 @@ import VTOutput
 import VTRecorder
 
 struct InputOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("Record from this V4L2 camera (default /dev/video0 when no other source is given).", valueName: "path"))
+    var device: String?
+
     @Option(name: .long, help: ArgumentHelp("Read frames from a Y4M file, or '-' for standard input.", valueName: "path"))
     var input: String?
 
     @Flag(name: .long, help: "Record the built-in test pattern (moving content with a frame counter).")
     var testPattern = false
 
-    @Option(name: .long, help: ArgumentHelp("Picture size of the test pattern, as WxH (default 1280x720).", valueName: "WxH"))
+    @Option(name: .long, help: ArgumentHelp("Picture size of the camera or the test pattern, as WxH (default 1280x720).", valueName: "WxH"))
     var size: FrameSize?
 
-    @Option(name: .long, help: ArgumentHelp("Frame rate: 30, 30000/1001 or 29.97. Default: the input's rate; 30 for the test pattern.", valueName: "rate"))
+    @Option(name: .long, help: ArgumentHelp("Frame rate: 30, 30000/1001 or 29.97. Default: the input's rate; 30 for a camera and the test pattern.", valueName: "rate"))
     var fps: FrameRateArgument?
+
+    @Option(name: .long, help: "Camera pixel format: auto (default: raw 4:2:0, then YUYV, then MJPEG when raw cannot reach the rate), yuyv, nv12, yu12, mjpeg.")
+    var format: CameraFormatArgument = .auto
+
+    @Flag(name: .long, help: "Fail (exit 3) instead of going on when the camera cannot give the asked format, size or rate.")
+    var strictFormat = false
+
+    @Option(name: .long, help: ArgumentHelp("Camera capture buffers, 2–32 (default 8).", valueName: "n"))
+    var buffers: Int = 8
+
+    /// Which source the options name; nil when none is named (the default camera, if any).
+    var namedSources: [String] {
+        [device.map { _ in "--device" }, input.map { _ in "--input" }, testPattern ? "--test-pattern" : nil]
+            .compactMap { $0 }
+    }
 }
 
 struct OutputOptions: ParsableArguments {
@@ -114,11 +132,14 @@ extension VTRecord {
         if output.output == "-" && output.jsonSummary == "-" {
             throw ValidationError("-o - and --json-summary - both want standard output: write the summary to a file")
         }
-        if input.input != nil && input.testPattern {
-            throw ValidationError("--input and --test-pattern are two sources: give one")
+        if input.namedSources.count > 1 {
+            throw ValidationError("\(input.namedSources.joined(separator: " and ")) are different sources: give one")
         }
         if input.input != nil && input.size != nil {
-            throw ValidationError("--size applies to the test pattern; a Y4M input has its own size")
+            throw ValidationError("--size applies to a camera or the test pattern; a Y4M input has its own size")
+        }
+        if !(2...32).contains(input.buffers) {
+            throw ValidationError("--buffers must be 2 to 32")
         }
         if let frames = output.frames, frames < 1 {
             throw ValidationError("--frames must be at least 1")
@@ -136,9 +157,9 @@ extension VTRecord {
     func run() throws {
         SignalMonitor.blockStopSignals()
         let logger = Logging.Logger(label: "vtrecord")
-        let source = try openSource()
+        let source = try openSource(logger: logger)
         var format = source.format
-        if let fps = input.fps { format.frameRate = fps.rate }
+        if input.input != nil, let fps = input.fps { format.frameRate = fps.rate }
 
         var settings = encoder.settings()
         settings.frameRate = format.frameRate
@@ -147,7 +168,7 @@ extension VTRecord {
         let realTime = settings.realTime ?? format.isLive
 
         let outputPath = output.output ?? Self.defaultOutputName()
-        let inputName = input.input ?? "test-pattern"
+        let inputName = input.input ?? (input.testPattern ? "test-pattern" : (source as? V4L2Source)?.path ?? "camera")
         if !output.quiet && outputPath != "-" {
             logger.notice("recording \(inputName == "-" ? "standard input" : inputName) to \(outputPath)")
         }
@@ -174,7 +195,8 @@ extension VTRecord {
 
         let result = recorder.run()
         let summary = RecordingSummary(result: result, input: inputName, output: outputPath,
-                                       format: format, realTime: realTime)
+                                       format: format, camera: (source as? V4L2Source)?.negotiation,
+                                       realTime: realTime)
         if !output.quiet && result.statistics.framesEncoded > 0 {
             logger.notice("\(Self.describe(summary, result: result))")
         }
@@ -187,15 +209,27 @@ extension VTRecord {
         }
     }
 
-    private func openSource() throws -> any CaptureSource {
+    /// The camera used when no source is named.
+    static let defaultDevice = "/dev/video0"
+
+    private func openSource(logger: Logging.Logger) throws -> any CaptureSource {
         let buffers = 8
-        // Checked here, not in validate(): swift-argument-parser validates this command also
-        // when a subcommand (inspect) runs.
-        guard input.input != nil || input.testPattern else {
-            throw UsageError("no source: give --input FILE.y4m (or '-' for standard input) or --test-pattern")
-        }
         if let path = input.input {
             return try Y4MSource(path: path, bufferCount: buffers)
+        }
+        if !input.testPattern {
+            // Checked here, not in validate(): swift-argument-parser validates this command
+            // also when a subcommand (inspect) runs.
+            var path = input.device
+            if path == nil {
+                guard FileManager.default.fileExists(atPath: Self.defaultDevice) else {
+                    throw NoDefaultCamera()
+                }
+                path = Self.defaultDevice
+            }
+            let request = CameraRequest(format: input.format.pixelFormat, size: input.size, frameRate: input.fps?.rate)
+            return try V4L2Source(path: path!, request: request, bufferCount: input.buffers,
+                                  strict: input.strictFormat, logger: logger)
         }
         let size = input.size ?? FrameSize(width: 1280, height: 720)
         let rate = input.fps?.rate ?? FrameRate(numerator: 30, denominator: 1)!

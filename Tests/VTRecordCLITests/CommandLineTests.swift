@@ -45,8 +45,19 @@ import Testing
         BadUsage(arguments: ["--test-pattern", "-o", "-", "--json-summary", "-"], mentions: "--json-summary"),
         BadUsage(arguments: ["--test-pattern", "--input", "x.y4m"], mentions: "--input"),
         BadUsage(arguments: ["--test-pattern", "--no-such-option"], mentions: "--no-such-option"),
-        BadUsage(arguments: [], mentions: "--input"),
+        BadUsage(arguments: ["--device", "/dev/video9", "--test-pattern"], mentions: "--device and --test-pattern"),
+        BadUsage(arguments: ["--test-pattern", "--buffers", "1"], mentions: "--buffers"),
+        BadUsage(arguments: ["--test-pattern", "--format", "rgb24"], mentions: "--format"),
     ]
+
+    @Test(.enabled(if: !FileManager.default.fileExists(atPath: "/dev/video0"), "needs a machine without a camera"))
+    func noSourceAndNoCameraExitsThreeWithAHint() throws {
+        let dir = try TemporaryDirectory()
+        let r = try Tools.vtrecord(["--frames", "1"], cwd: dir.url)
+        #expect(r.status == 3, "exit \(r.status): \(r.stderr)")
+        #expect(r.stderr.contains("/dev/video0") && r.stderr.contains("--test-pattern"), "\(r.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).isEmpty)
+    }
 
     @Test(arguments: badUsages)
     func badUsageExitsTwoNamingTheOption(_ bad: BadUsage) throws {

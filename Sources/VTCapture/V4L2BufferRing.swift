@@ -1,0 +1,176 @@
+import CV4L2
+import Synchronization
+import VTCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The driver's memory-mapped capture buffers and the stream over them.
+///
+/// Shared by the capture thread (DQBUF) and whoever holds a zero-copy frame (QBUF from the
+/// release hook, on the encoder thread): every ioctl runs under one lock, and DQBUF never
+/// blocks (the device is non-blocking; waiting is done with poll outside the lock).
+///
+/// Lifetime: the release hooks of leased frames keep the ring alive, so the mappings outlive
+/// the source until the last frame is given back; only then are they unmapped and the device
+/// closed. STREAMOFF may come earlier (a stop): the mappings stay valid after it.
+final class V4L2BufferRing: @unchecked Sendable {
+    // @unchecked Sendable: all mutable state sits in `state` behind a Mutex, and the mapped
+    // memory is only read by the holder of a buffer's lease.
+
+    struct Mapping {
+        let address: UnsafeMutableRawPointer
+        let length: Int
+    }
+
+    /// One dequeued buffer.
+    struct Dequeued {
+        var index: Int
+        var bytesUsed: Int
+        var flags: UInt32
+        var sequence: UInt32
+        /// CLOCK_MONOTONIC, nanoseconds.
+        var timestamp: Int64
+    }
+
+    private struct State {
+        var streaming = false
+        /// True for buffers userspace holds (dequeued, not yet given back).
+        var held: [Bool]
+        var closed = false
+    }
+
+    let device: V4L2Device
+    let mappings: [Mapping]
+    private let state: Mutex<State>
+
+    var count: Int { mappings.count }
+    var path: String { device.path }
+
+    /// REQBUFS (EBUSY here: another program owns the camera), QUERYBUF and mmap each buffer,
+    /// and queue them all. Streaming starts with `start()`.
+    init(device: V4L2Device, count: Int) throws(CaptureError) {
+        self.device = device
+        var request = v4l2_requestbuffers()
+        request.count = UInt32(count)
+        request.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
+        request.memory = V4L2_MEMORY_MMAP.rawValue
+        try device.require(vt_VIDIOC_REQBUFS, &request, name: "VIDIOC_REQBUFS")
+        guard request.count >= 2 else {
+            throw .unsupportedDeviceFormat(path: device.path,
+                                           detail: "the driver granted \(request.count) capture buffer(s); at least 2 are needed")
+        }
+        var mappings: [Mapping] = []
+        do throws(CaptureError) {
+            for index in 0..<Int(request.count) {
+                var buffer = Self.bufferDescriptor(index)
+                try device.require(vt_VIDIOC_QUERYBUF, &buffer, name: "VIDIOC_QUERYBUF")
+                let length = Int(buffer.length)
+                let address = v4l2_mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, device.fd,
+                                        Int64(buffer.m.offset))
+                guard let address, address != MAP_FAILED else {
+                    throw .ioctl(path: device.path, name: "mmap", errno: errno)
+                }
+                mappings.append(Mapping(address: address, length: length))
+            }
+            for index in mappings.indices {
+                var buffer = Self.bufferDescriptor(index)
+                try device.require(vt_VIDIOC_QBUF, &buffer, name: "VIDIOC_QBUF")
+            }
+        } catch {
+            Self.unmap(mappings)
+            Self.freeBuffers(device)
+            throw error
+        }
+        self.mappings = mappings
+        state = Mutex(State(held: Array(repeating: false, count: mappings.count)))
+    }
+
+    deinit {
+        stop()
+        Self.unmap(mappings)
+        Self.freeBuffers(device)
+        device.close()
+    }
+
+    /// VIDIOC_STREAMON.
+    func start() throws(CaptureError) {
+        try state.withLock { state throws(CaptureError) in
+            guard !state.streaming else { return }
+            var type = Int32(V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue)
+            try device.require(vt_VIDIOC_STREAMON, &type, name: "VIDIOC_STREAMON")
+            state.streaming = true
+        }
+    }
+
+    /// VIDIOC_STREAMOFF: the driver lets go of every buffer. Errors are ignored: after an
+    /// unplug there is nothing left to stop.
+    func stop() {
+        state.withLock { state in
+            guard state.streaming else { return }
+            var type = Int32(V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue)
+            _ = device.ioctl(vt_VIDIOC_STREAMOFF, &type)
+            state.streaming = false
+        }
+    }
+
+    /// A filled buffer, or nil when none is ready yet.
+    func dequeue() throws(CaptureError) -> Dequeued? {
+        try state.withLock { state throws(CaptureError) -> Dequeued? in
+            var buffer = Self.bufferDescriptor(0)
+            if let code = device.ioctl(vt_VIDIOC_DQBUF, &buffer) {
+                if code == EAGAIN { return nil }
+                throw device.error(for: code, ioctl: "VIDIOC_DQBUF")
+            }
+            let index = Int(buffer.index)
+            guard mappings.indices.contains(index) else {
+                throw .ioctl(path: device.path, name: "VIDIOC_DQBUF", errno: EINVAL)
+            }
+            state.held[index] = true
+            let time = buffer.timestamp
+            return Dequeued(index: index, bytesUsed: Int(buffer.bytesused), flags: buffer.flags,
+                            sequence: buffer.sequence,
+                            timestamp: Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_usec) * 1_000)
+        }
+    }
+
+    /// Gives buffer `index` back to the driver (VIDIOC_QBUF). After a stop or an unplug there
+    /// is no stream to give it to; it is simply marked free.
+    func requeue(_ index: Int) {
+        state.withLock { state in
+            precondition(state.held[index], "V4L2 buffer \(index) given back twice")
+            state.held[index] = false
+            guard state.streaming else { return }
+            var buffer = Self.bufferDescriptor(index)
+            // QBUF fails only when the device is gone or the stream stopped, which the next
+            // DQBUF or poll reports; the buffer simply stays with userspace.
+            _ = device.ioctl(vt_VIDIOC_QBUF, &buffer)
+        }
+    }
+
+    /// Buffers userspace holds right now.
+    var heldCount: Int { state.withLock { $0.held.filter { $0 }.count } }
+
+    private static func bufferDescriptor(_ index: Int) -> v4l2_buffer {
+        var buffer = v4l2_buffer()
+        buffer.index = UInt32(index)
+        buffer.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
+        buffer.memory = V4L2_MEMORY_MMAP.rawValue
+        return buffer
+    }
+
+    private static func unmap(_ mappings: [Mapping]) {
+        for mapping in mappings { _ = v4l2_munmap(mapping.address, mapping.length) }
+    }
+
+    /// REQBUFS 0 releases the driver's buffers; errors mean they are gone already.
+    private static func freeBuffers(_ device: V4L2Device) {
+        guard device.fd >= 0 else { return }
+        var request = v4l2_requestbuffers()
+        request.count = 0
+        request.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
+        request.memory = V4L2_MEMORY_MMAP.rawValue
+        _ = device.ioctl(vt_VIDIOC_REQBUFS, &request)
+    }
+}

@@ -1,0 +1,277 @@
+import CV4L2
+import VTCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An open V4L2 device node, reached through libv4l2 so that formats the camera sends but
+/// vtrecord cannot read (Bayer, vendor codes) arrive converted.
+///
+/// Every ioctl goes through `ioctl(_:_:name:)`, which retries EINTR and hands back errno, so
+/// each caller decides what an error means where it happens (EBUSY from S_FMT is "busy",
+/// ENODEV from DQBUF is "unplugged").
+final class V4L2Device {
+    let path: String
+    private(set) var fd: Int32
+
+    let capabilities: Capabilities
+
+    /// Opens `path`, non-blocking (frames are waited for with poll, so a stop request is never
+    /// stuck behind a DQBUF), and checks that it is a streaming video capture device before
+    /// handing it to libv4l2 (which would complain on stderr about anything else).
+    init(path: String) throws(CaptureError) {
+        self.path = path
+        let opened = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
+        guard opened >= 0 else {
+            switch errno {
+            case ENOENT, ENXIO, ENODEV: throw .noSuchDevice(path: path)
+            case EACCES, EPERM: throw .devicePermissionDenied(path: path)
+            case EBUSY: throw .deviceBusy(path: path)
+            case EISDIR: throw .notACaptureDevice(path: path, what: "a directory")
+            case let code: throw .ioctl(path: path, name: "open", errno: code)
+            }
+        }
+        var cap = v4l2_capability()
+        let queried = Glibc.ioctl(opened, vt_VIDIOC_QUERYCAP, &cap)
+        let queryError = errno
+        guard queried == 0 else {
+            Glibc.close(opened)
+            switch queryError {
+            case ENOTTY, EINVAL: throw .notACaptureDevice(path: path, what: Self.describeNonV4L2Node(path))
+            case ENODEV, EIO, ENXIO: throw .noSuchDevice(path: path)
+            default: throw .ioctl(path: path, name: "VIDIOC_QUERYCAP", errno: queryError)
+            }
+        }
+        let flags = cap.capabilities & UInt32(V4L2_CAP_DEVICE_CAPS) != 0 ? cap.device_caps : cap.capabilities
+        capabilities = Capabilities(driver: Self.string(cap.driver), card: Self.string(cap.card),
+                                    busInfo: Self.string(cap.bus_info), flags: flags)
+        guard flags & UInt32(V4L2_CAP_VIDEO_CAPTURE) != 0 else {
+            Glibc.close(opened)
+            throw .notACaptureDevice(path: path, what: Self.describe(capabilities: flags))
+        }
+        guard flags & UInt32(V4L2_CAP_STREAMING) != 0 else {
+            Glibc.close(opened)
+            throw .notACaptureDevice(path: path, what: "a capture device without streaming I/O, which vtrecord needs")
+        }
+        guard v4l2_fd_open(opened, 0) == opened else {
+            let code = errno
+            Glibc.close(opened)
+            throw .ioctl(path: path, name: "v4l2_fd_open", errno: code)
+        }
+        fd = opened
+    }
+
+    deinit { close() }
+
+    func close() {
+        guard fd >= 0 else { return }
+        _ = v4l2_close(fd)
+        fd = -1
+    }
+
+    /// Runs one ioctl; nil on success, else errno.
+    func ioctl<T>(_ request: UInt, _ argument: inout T) -> Int32? {
+        while true {
+            let result = withUnsafeMutablePointer(to: &argument) { vt_v4l2_ioctl(fd, request, $0) }
+            if result >= 0 { return nil }
+            let code = errno
+            if code != EINTR { return code }
+        }
+    }
+
+    /// Runs one ioctl and turns any error into the plain `CaptureError` for it, naming the
+    /// device as gone when it is.
+    func require<T>(_ request: UInt, _ argument: inout T, name: String) throws(CaptureError) {
+        guard let code = ioctl(request, &argument) else { return }
+        throw error(for: code, ioctl: name)
+    }
+
+    /// The error an unexpected errno from `name` stands for.
+    func error(for code: Int32, ioctl name: String) -> CaptureError {
+        switch code {
+        case ENODEV, EIO, ENXIO: .unplugged(path: path)
+        case EBUSY: .deviceBusy(path: path)
+        default: .ioctl(path: path, name: name, errno: code)
+        }
+    }
+
+    // MARK: Capabilities
+
+    struct Capabilities {
+        var driver: String
+        var card: String
+        var busInfo: String
+        /// The node's own capabilities (device_caps when the driver reports them).
+        var flags: UInt32
+    }
+
+    /// What a node that does not answer QUERYCAP is, for the error message.
+    static func describeNonV4L2Node(_ path: String) -> String {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return "not a V4L2 device" }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return "a regular file"
+        case S_IFDIR: return "a directory"
+        case S_IFIFO: return "a named pipe"
+        case S_IFCHR: return "a character device that is not a V4L2 device"
+        default: return "not a V4L2 device"
+        }
+    }
+
+    /// What a V4L2 node that cannot capture video is, from its capability flags.
+    static func describe(capabilities flags: UInt32) -> String {
+        let kinds: [(UInt32, String)] = [
+            (UInt32(V4L2_CAP_META_CAPTURE), "a metadata capture node (UVC cameras add one beside each video node)"),
+            (UInt32(V4L2_CAP_VIDEO_OUTPUT), "a video output device"),
+            (UInt32(V4L2_CAP_VIDEO_M2M), "a memory-to-memory device (codec or scaler)"),
+            (UInt32(V4L2_CAP_VIDEO_CAPTURE_MPLANE), "a multi-planar capture device, which vtrecord does not support"),
+            (UInt32(V4L2_CAP_RADIO), "a radio tuner"),
+            (UInt32(V4L2_CAP_VBI_CAPTURE), "a VBI capture device"),
+            (UInt32(V4L2_CAP_SDR_CAPTURE), "a software-defined-radio device"),
+            (UInt32(V4L2_CAP_TOUCH), "a touch device"),
+        ]
+        return kinds.first { flags & $0.0 != 0 }?.1 ?? "a V4L2 device without video capture"
+    }
+
+    // MARK: Formats
+
+    /// Every format, size and rate the device offers, in the driver's order.
+    func enumerateFormats() throws(CaptureError) -> [CameraFormatDescription] {
+        var formats: [CameraFormatDescription] = []
+        var index: UInt32 = 0
+        while true {
+            var desc = v4l2_fmtdesc()
+            desc.index = index
+            desc.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
+            if let code = ioctl(vt_VIDIOC_ENUM_FMT, &desc) {
+                if code == EINVAL { break }
+                throw error(for: code, ioctl: "VIDIOC_ENUM_FMT")
+            }
+            let fourCC = FourCC(rawValue: desc.pixelformat)
+            formats.append(CameraFormatDescription(
+                fourCC: fourCC, name: Self.string(desc.description),
+                isEmulated: desc.flags & UInt32(V4L2_FMT_FLAG_EMULATED) != 0,
+                isCompressed: desc.flags & UInt32(V4L2_FMT_FLAG_COMPRESSED) != 0,
+                sizes: try frameSizes(fourCC)))
+            index += 1
+        }
+        return formats
+    }
+
+    private func frameSizes(_ fourCC: FourCC) throws(CaptureError) -> [CameraFrameSize] {
+        var sizes: [CameraFrameSize] = []
+        var index: UInt32 = 0
+        while true {
+            var size = v4l2_frmsizeenum()
+            size.index = index
+            size.pixel_format = fourCC.rawValue
+            if let code = ioctl(vt_VIDIOC_ENUM_FRAMESIZES, &size) {
+                if code == EINVAL || code == ENOTTY { break }
+                throw error(for: code, ioctl: "VIDIOC_ENUM_FRAMESIZES")
+            }
+            switch size.type {
+            case V4L2_FRMSIZE_TYPE_DISCRETE.rawValue:
+                let frame = FrameSize(width: Int(size.discrete.width), height: Int(size.discrete.height))
+                sizes.append(CameraFrameSize(size: frame, frameRates: try frameRates(fourCC, frame)))
+            default:
+                // Stepwise or continuous: list the largest and the smallest size.
+                let s = size.stepwise
+                for frame in [FrameSize(width: Int(s.max_width), height: Int(s.max_height)),
+                              FrameSize(width: Int(s.min_width), height: Int(s.min_height))] {
+                    sizes.append(CameraFrameSize(size: frame, frameRates: try frameRates(fourCC, frame)))
+                }
+                return sizes
+            }
+            index += 1
+        }
+        return sizes
+    }
+
+    private func frameRates(_ fourCC: FourCC, _ frame: FrameSize) throws(CaptureError) -> [FrameRate] {
+        var rates: [FrameRate] = []
+        var index: UInt32 = 0
+        while true {
+            var interval = v4l2_frmivalenum()
+            interval.index = index
+            interval.pixel_format = fourCC.rawValue
+            interval.width = UInt32(frame.width)
+            interval.height = UInt32(frame.height)
+            if let code = ioctl(vt_VIDIOC_ENUM_FRAMEINTERVALS, &interval) {
+                if code == EINVAL || code == ENOTTY { break }
+                throw error(for: code, ioctl: "VIDIOC_ENUM_FRAMEINTERVALS")
+            }
+            if interval.type == V4L2_FRMIVAL_TYPE_DISCRETE.rawValue {
+                if let rate = Self.rate(interval.discrete) { rates.append(rate) }
+            } else {
+                // A range: its fastest (smallest interval) and slowest ends.
+                let s = interval.stepwise
+                rates += [Self.rate(s.min), Self.rate(s.max)].compactMap { $0 }
+                break
+            }
+            index += 1
+        }
+        return rates
+    }
+
+    /// The rate of a frame interval (seconds per frame as numerator/denominator).
+    static func rate(_ interval: v4l2_fract) -> FrameRate? {
+        guard interval.numerator > 0, interval.denominator > 0 else { return nil }
+        return FrameRate(numerator: Int(interval.denominator), denominator: Int(interval.numerator))
+    }
+
+    // MARK: Format and rate
+
+    /// The negotiated image layout.
+    struct ImageFormat: Equatable {
+        var fourCC: FourCC
+        var width: Int
+        var height: Int
+        var bytesPerLine: Int
+        var imageSize: Int
+        /// Pixel aspect from VIDIOC_CROPCAP is not asked: UVC reports square pixels.
+    }
+
+    /// VIDIOC_S_FMT, then what the driver chose. EBUSY here means another program streams.
+    func setFormat(_ fourCC: FourCC, _ size: FrameSize) throws(CaptureError) -> ImageFormat {
+        var format = v4l2_format()
+        format.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
+        format.fmt.pix.width = UInt32(size.width)
+        format.fmt.pix.height = UInt32(size.height)
+        format.fmt.pix.pixelformat = fourCC.rawValue
+        format.fmt.pix.field = V4L2_FIELD_NONE.rawValue
+        try require(vt_VIDIOC_S_FMT, &format, name: "VIDIOC_S_FMT")
+        let pix = format.fmt.pix
+        return ImageFormat(fourCC: FourCC(rawValue: pix.pixelformat), width: Int(pix.width),
+                           height: Int(pix.height), bytesPerLine: Int(pix.bytesperline),
+                           imageSize: Int(pix.sizeimage))
+    }
+
+    /// VIDIOC_S_PARM with the asked rate (after S_FMT: uvcvideo resets the rate there), then
+    /// the rate the driver chose; nil when the driver cannot set a rate at all.
+    func setFrameRate(_ rate: FrameRate) throws(CaptureError) -> FrameRate? {
+        var parm = v4l2_streamparm()
+        parm.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
+        if let code = ioctl(vt_VIDIOC_G_PARM, &parm) {
+            if code == ENOTTY || code == EINVAL { return nil }
+            throw error(for: code, ioctl: "VIDIOC_G_PARM")
+        }
+        guard parm.parm.capture.capability & UInt32(V4L2_CAP_TIMEPERFRAME) != 0 else {
+            return Self.rate(parm.parm.capture.timeperframe)
+        }
+        parm.parm.capture.timeperframe = v4l2_fract(numerator: UInt32(rate.denominator),
+                                                    denominator: UInt32(rate.numerator))
+        try require(vt_VIDIOC_S_PARM, &parm, name: "VIDIOC_S_PARM")
+        return Self.rate(parm.parm.capture.timeperframe)
+    }
+
+    // MARK: Helpers
+
+    /// A fixed-size C char array (imported as a tuple) as a String.
+    static func string<T>(_ tuple: T) -> String {
+        withUnsafeBytes(of: tuple) { raw in
+            let bytes = raw.prefix { $0 != 0 }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+    }
+}

@@ -1,0 +1,278 @@
+import CV4L2
+import Logging
+import Synchronization
+import VTCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Frames from a V4L2 camera: format negotiation, memory-mapped streaming, and one
+/// conversion at most per frame.
+///
+/// NV12 and YU12 frames reach the encoder without a copy: the driver's buffer is wrapped as a
+/// leased `PixelBuffer` whose release gives it back to the driver (VIDIOC_QBUF), never before
+/// the encoder is done with it. YUYV and Motion-JPEG are converted to I420 into a pooled
+/// buffer and the driver's buffer goes back at once. Damaged frames (V4L2_BUF_FLAG_ERROR,
+/// short raw buffers, undecodable JPEGs) are given back unencoded and counted.
+public final class V4L2Source: CaptureSource {
+    public let format: SourceFormat
+    public let path: String
+    /// What was asked and what the driver chose.
+    public let negotiation: CameraNegotiationReport
+
+    private let ring: V4L2BufferRing
+    private let image: V4L2Device.ImageFormat
+    private let cameraFormat: CameraPixelFormat
+    private let zeroCopy: Bool
+    private let stopSignal = StopSignal()
+    private let reader: Mutex<Reader>
+    private let counters = Mutex(CaptureStatistics())
+    private let logger: Logger
+
+    /// What only the capture thread touches.
+    private struct Reader {
+        var converter: FrameConverter
+        var pool: PixelBufferPool?
+        /// One wrapper per driver buffer, made once (zero-copy formats only).
+        var wrappers: [PixelBuffer]
+        var firstSequence: UInt32?
+        var lastSequence: UInt32?
+        var firstTimestamp: Int64?
+        var streaming = false
+    }
+
+    /// Opens `path`, checks it can capture, negotiates `request` and maps `bufferCount`
+    /// buffers. Streaming starts with the first `nextFrame()`, so a busy camera, a refused
+    /// format or a bad control is reported before any output exists.
+    ///
+    /// `strict`: a format, size or rate other than the asked one is an error instead of a
+    /// notice.
+    public init(path: String, request: CameraRequest, bufferCount: Int = 8, strict: Bool = false,
+                logger: Logger = Logger(label: "vtrecord.capture")) throws(CaptureError) {
+        let device = try V4L2Device(path: path)
+        let offered = try device.enumerateFormats()
+        guard let choice = CameraNegotiation.choose(from: offered, request: request) else {
+            let names = offered.map(\.fourCC.description).joined(separator: ", ")
+            throw .unsupportedDeviceFormat(path: path, detail: "offers no format vtrecord can record "
+                + "(it offers \(names.isEmpty ? "none" : names); vtrecord reads YUYV, NV12, YU12 and MJPEG)")
+        }
+        let image = try device.setFormat(choice.format.fourCC, choice.size)
+        guard let cameraFormat = CameraPixelFormat(fourCC: image.fourCC) else {
+            throw .unsupportedDeviceFormat(path: path, detail: "the driver switched to \(image.fourCC), which vtrecord cannot read")
+        }
+        guard image.width >= 16, image.height >= 16, image.width % 2 == 0, image.height % 2 == 0 else {
+            throw .unsupportedDeviceFormat(path: path, detail: "the driver chose \(image.width)x\(image.height); H.264 4:2:0 needs even sizes of at least 16")
+        }
+        let askedRate = request.frameRate ?? choice.frameRate
+        let rate = try device.setFrameRate(askedRate) ?? askedRate
+
+        let report = CameraNegotiationReport(
+            requested: request, format: cameraFormat, width: image.width, height: image.height, frameRate: rate)
+        if let difference = report.difference {
+            if strict {
+                throw .unsupportedDeviceFormat(path: path, detail: difference + " (--strict-format)")
+            }
+            logger.notice("\(path): \(difference)")
+        }
+
+        ring = try V4L2BufferRing(device: device, count: bufferCount)
+        self.path = path
+        self.image = image
+        self.cameraFormat = cameraFormat
+        self.negotiation = report
+        self.logger = logger
+
+        // The encoder takes NV12 and I420 with any stride, as long as each plane's rows fit.
+        let rawSize = FrameConverter.imageSize(fourCC: image.fourCC, width: image.width, height: image.height,
+                                               bytesPerLine: image.bytesPerLine)
+        zeroCopy = cameraFormat.isRaw420 && image.bytesPerLine >= image.width
+            && (cameraFormat == .nv12 || image.bytesPerLine % 2 == 0)
+            && ring.mappings.allSatisfy { $0.length >= rawSize }
+        format = SourceFormat(pixelFormat: zeroCopy ? cameraFormat.deliveredPixelFormat : .i420,
+                              width: image.width, height: image.height, frameRate: rate,
+                              fullRange: cameraFormat == .mjpeg ? true : nil, isLive: true)
+
+        var wrappers: [PixelBuffer] = []
+        var pool: PixelBufferPool?
+        if zeroCopy {
+            let ring = self.ring
+            wrappers = ring.mappings.enumerated().map { index, mapping in
+                PixelBuffer(format: cameraFormat.deliveredPixelFormat, width: image.width, height: image.height,
+                            planes: Self.planes(of: mapping.address, cameraFormat, image)) { _ in
+                    ring.requeue(index)
+                }
+            }
+        } else {
+            pool = PixelBufferPool(format: .i420, width: image.width, height: image.height, capacity: bufferCount)
+        }
+        reader = Mutex(Reader(converter: FrameConverter(width: image.width, height: image.height),
+                              pool: pool, wrappers: wrappers))
+    }
+
+    public var statistics: CaptureStatistics { counters.withLock { $0 } }
+
+    public func stop() {
+        stopSignal.raise()
+    }
+
+    /// Waits for the next good frame. Nil after `stop()`. Throws `.unplugged` when the device
+    /// goes away; frames delivered before that have all been handed out.
+    public func nextFrame() throws(CaptureError) -> CapturedFrame? {
+        try reader.withLock { reader throws(CaptureError) -> CapturedFrame? in
+            try next(&reader)
+        }
+    }
+
+    private func next(_ reader: inout Reader) throws(CaptureError) -> CapturedFrame? {
+        if !reader.streaming {
+            try ring.start()
+            reader.streaming = true
+        }
+        while true {
+            if stopSignal.isRaised {
+                ring.stop()
+                return nil
+            }
+            guard let filled = try ring.dequeue() else {
+                if !stopSignal.waitUntilReadable(ring.device.fd) {
+                    ring.stop()
+                    return nil
+                }
+                continue
+            }
+            countSequence(filled.sequence, &reader)
+            if let frame = try deliver(filled, &reader) { return frame }
+        }
+    }
+
+    /// Gaps in `sequence` are frames the driver dropped because no buffer was free.
+    private func countSequence(_ sequence: UInt32, _ reader: inout Reader) {
+        if reader.firstSequence == nil { reader.firstSequence = sequence }
+        if let last = reader.lastSequence, sequence > last &+ 1 {
+            counters.withLock { $0.droppedBySource += Int(sequence - last - 1) }
+        }
+        reader.lastSequence = sequence
+    }
+
+    private func deliver(_ filled: V4L2BufferRing.Dequeued, _ reader: inout Reader) throws(CaptureError) -> CapturedFrame? {
+        let index = filled.index
+        if filled.flags & UInt32(V4L2_BUF_FLAG_ERROR) != 0 {
+            return rejected(index, "the driver flagged frame \(filled.sequence) as damaged")
+        }
+        let source = UnsafeRawPointer(ring.mappings[index].address)
+        let buffer: PixelBuffer
+        if zeroCopy {
+            let needed = FrameConverter.imageSize(fourCC: image.fourCC, width: image.width, height: image.height,
+                                                  bytesPerLine: image.bytesPerLine)
+            guard filled.bytesUsed >= needed else {
+                return rejected(index, "frame \(filled.sequence) is short (\(filled.bytesUsed) of \(needed) bytes)")
+            }
+            buffer = reader.wrappers[index]
+            buffer.beginLease()
+        } else {
+            buffer = reader.pool!.take()
+            do throws(FrameConverter.Failure) {
+                switch cameraFormat {
+                case .yuyv:
+                    try reader.converter.convertYUYV(source, bytesPerLine: image.bytesPerLine,
+                                                     bytes: filled.bytesUsed, into: buffer)
+                case .mjpeg:
+                    try reader.converter.decodeJPEG(source, bytes: filled.bytesUsed, into: buffer)
+                case .nv12, .yu12:
+                    try reader.converter.copy420(source, fourCC: image.fourCC, bytesPerLine: image.bytesPerLine,
+                                                 bytes: filled.bytesUsed, into: buffer)
+                }
+            } catch {
+                buffer.release()
+                return rejected(index, "frame \(filled.sequence): \(Self.describe(error))")
+            }
+            ring.requeue(index)
+        }
+        if reader.firstTimestamp == nil { reader.firstTimestamp = filled.timestamp }
+        let relative = max(0, filled.timestamp - reader.firstTimestamp!)
+        return CapturedFrame(buffer: buffer,
+                             pts: MediaTime(value: relative / 1_000, timescale: 1_000_000),
+                             sequence: UInt64(filled.sequence),
+                             captureTime: filled.timestamp)
+    }
+
+    /// Gives a damaged frame back to the driver and counts it.
+    private func rejected(_ index: Int, _ why: String) -> CapturedFrame? {
+        ring.requeue(index)
+        let count = counters.withLock { statistics in
+            statistics.badFrames += 1
+            return statistics.badFrames
+        }
+        // The first few explain what is happening; the summary counts the rest.
+        if count <= 3 { logger.warning("\(path): \(why): not encoded") }
+        return nil
+    }
+
+    private static func describe(_ failure: FrameConverter.Failure) -> String {
+        switch failure {
+        case let .short(bytes, needed): "short buffer (\(bytes) of \(needed) bytes)"
+        case let .undecodable(reason): "undecodable JPEG (\(reason))"
+        case let .wrongSize(width, height): "JPEG is \(width)x\(height), not the negotiated size"
+        }
+    }
+
+    /// The planes of a single-planar 4:2:0 driver buffer.
+    private static func planes(of base: UnsafeMutableRawPointer, _ format: CameraPixelFormat,
+                               _ image: V4L2Device.ImageFormat) -> [PixelPlane] {
+        let bytes = base.assumingMemoryBound(to: UInt8.self)
+        let pitch = image.bytesPerLine
+        let luma = PixelPlane(baseAddress: bytes, bytesPerRow: pitch, rowBytes: image.width, rows: image.height)
+        let chromaRows = (image.height + 1) / 2
+        let chroma = bytes + pitch * image.height
+        if format == .nv12 {
+            return [luma, PixelPlane(baseAddress: chroma, bytesPerRow: pitch,
+                                     rowBytes: PixelFormat.nv12.rowBytes(plane: 1, width: image.width), rows: chromaRows)]
+        }
+        let chromaPitch = pitch / 2
+        let rowBytes = PixelFormat.i420.rowBytes(plane: 1, width: image.width)
+        return [luma,
+                PixelPlane(baseAddress: chroma, bytesPerRow: chromaPitch, rowBytes: rowBytes, rows: chromaRows),
+                PixelPlane(baseAddress: chroma + chromaPitch * chromaRows, bytesPerRow: chromaPitch,
+                           rowBytes: rowBytes, rows: chromaRows)]
+    }
+}
+
+/// What the user asked of the camera beside what the driver chose, for the notice and the
+/// JSON summary.
+public struct CameraNegotiationReport: Sendable, Equatable {
+    public var requested: CameraRequest
+    public var format: CameraPixelFormat
+    public var width: Int
+    public var height: Int
+    public var frameRate: FrameRate
+
+    public init(requested: CameraRequest, format: CameraPixelFormat, width: Int, height: Int,
+                frameRate: FrameRate) {
+        self.requested = requested
+        self.format = format
+        self.width = width
+        self.height = height
+        self.frameRate = frameRate
+    }
+
+    /// One line naming each asked value the driver did not give, or nil when it gave all.
+    public var difference: String? {
+        var asked: [String] = []
+        var got: [String] = []
+        if let wanted = requested.format, wanted != format {
+            asked.append(wanted.rawValue)
+            got.append(format.rawValue)
+        }
+        if let size = requested.size, size != FrameSize(width: width, height: height) {
+            asked.append("\(size)")
+            got.append("\(width)x\(height)")
+        }
+        if let rate = requested.frameRate, rate != frameRate {
+            asked.append("\(rate) fps")
+            got.append("\(frameRate) fps")
+        }
+        guard !asked.isEmpty else { return nil }
+        return "asked for \(asked.joined(separator: " ")), the camera gives \(got.joined(separator: " "))"
+    }
+}
