@@ -48,6 +48,7 @@ let package = Package(
                     dependencies: ["VTCapture", "VTCore", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "VTEncodingTests", dependencies: ["VTEncoding", "VTH264", "VTCore"]),
         .testTarget(name: "VTOutputTests", dependencies: ["VTOutput", "VTH264", "VTCore"]),
+        .testTarget(name: "VTRecorderTests", dependencies: ["VTRecorder", "VTCapture", "VTCore"]),
         // Runs the built binary; depends on it so `swift test` builds it first.
         .testTarget(name: "VTRecordCLITests", dependencies: ["vtrecord", "VTH264", "VTCapture", "VTCore"]),
     ],

@@ -56,15 +56,27 @@ public final class Recorder: @unchecked Sendable {
     private let writeLock = Mutex<Void>(())
     private var session: (any CompressionSession)?
     private var framesSubmitted = 0
+    private var limitHit: StopReason?
+    /// `--timing cfr`: the grid's rate; nil encodes every frame once at its own time.
+    private let timing: FrameRate?
+    private let timestamps: TimestampLog?
+    private var framesDuplicated = 0
+    private var framesDroppedTiming = 0
+    /// Capture time (CLOCK_MONOTONIC ns) of each picture in the encoder, by presentation time.
+    private let captureTimes = Mutex<[Int64: Int64]>([:])
+    /// Capture → written, milliseconds, one per picture from a source with a capture clock.
+    private var latencies: [Double] = []
     /// Signalled when the capture thread has left its loop; nil until it starts.
     private var captureThreadDone: DispatchSemaphore?
 
     /// The session is created and prepared before the writer, so settings the encoder refuses
     /// never leave an empty output file behind.
     /// `retiming` places frame n at n ÷ rate instead of at the source's time: a file whose
-    /// header rate is overridden (`--fps` with `--input`).
+    /// header rate is overridden (`--fps` with `--input`). `timing` places frames on a
+    /// constant-rate grid (`--timing cfr`). `timestamps` logs each encoded frame's time.
     public init(source: any CaptureSource, realTime: Bool, limits: RecordingLimits,
-                retiming: FrameRate? = nil, queueCapacity: Int = 4, progress: ProgressReporter? = nil,
+                retiming: FrameRate? = nil, timing: FrameRate? = nil, timestamps: TimestampLog? = nil,
+                queueCapacity: Int = 4, progress: ProgressReporter? = nil,
                 makeSession: @escaping SessionFactory,
                 makeWriter: @escaping () throws -> AnnexBWriter) {
         self.source = source
@@ -72,6 +84,8 @@ public final class Recorder: @unchecked Sendable {
         self.realTime = realTime
         self.limits = limits
         self.retiming = retiming
+        self.timing = timing
+        self.timestamps = timestamps
         self.queue = BoundedQueue(capacity: queueCapacity)
         self.progress = progress
         self.makeSession = makeSession
@@ -108,6 +122,7 @@ public final class Recorder: @unchecked Sendable {
             startCaptureThread()
             reason = try encodeLoop(session)
             try session.completeFrames()
+            try timestamps?.close()
             try writer.close()
             session.invalidate()
         } catch {
@@ -129,6 +144,9 @@ public final class Recorder: @unchecked Sendable {
         statistics.keyFrames = writer?.keyFramesWritten ?? 0
         statistics.bytes = writer?.bytesWritten ?? 0
         statistics.droppedQueue = droppedAtQueue.load(ordering: .acquiring)
+        statistics.framesDuplicated = framesDuplicated
+        statistics.framesDroppedTiming = framesDroppedTiming
+        statistics.latencyMilliseconds = latencies
         statistics.source = source.statistics
         statistics.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return RecordingResult(statistics: statistics, stopReason: reason, encoder: encoderName,
@@ -165,40 +183,77 @@ public final class Recorder: @unchecked Sendable {
     }
 
     private func encodeLoop(_ session: any CompressionSession) throws -> StopReason {
-        var reason = StopReason.endOfInput
+        var grid = timing.map(ConstantRateGrid.init(rate:))
         while var frame = queue.take() {
             if let retiming {
                 frame.pts = MediaTime(value: Int64(frame.sequence) * Int64(retiming.denominator),
                                       timescale: Int32(retiming.numerator))
             }
-            if reason == .endOfInput, let limitReason = limitReached(by: frame) {
-                reason = limitReason
-                stopCapture()
-            }
-            if reason != .endOfInput {
+            if limitHit != nil {
                 // Past a limit: what is still queued is not wanted.
                 frame.buffer.release()
                 continue
             }
-            do {
-                try session.encode(frame.buffer, pts: frame.pts, forceKeyFrame: false)
-            } catch {
-                frame.buffer.release()
-                throw error
+            guard grid != nil else {
+                defer { frame.buffer.release() }
+                try submit(frame.buffer, pts: frame.pts, shownAt: frame.pts, captureTime: frame.captureTime,
+                           session: session)
+                continue
             }
-            frame.buffer.release()
-            framesSubmitted += 1
+            let (emission, displaced) = grid!.add(frame)
+            if let displaced {
+                displaced.buffer.release()
+                framesDroppedTiming += 1
+            }
+            if let emission { try encode(emission, grid: grid!, session: session) }
         }
-        if reason == .endOfInput && stopRequested.load(ordering: .acquiring) {
-            reason = .signal
+        if limitHit == nil, let last = grid?.finish() {
+            try encode(last, grid: grid!, session: session)
+        } else if let held = grid?.discard() {
+            held.buffer.release()
         }
-        return reason
+        if let limitHit { return limitHit }
+        return stopRequested.load(ordering: .acquiring) ? .signal : .endOfInput
     }
 
-    private func limitReached(by frame: CapturedFrame) -> StopReason? {
+    /// Encodes a frame into each grid slot it fills: once as itself, then as repeats.
+    private func encode(_ emission: ConstantRateGrid.Emission, grid: ConstantRateGrid,
+                        session: any CompressionSession) throws {
+        defer { emission.frame.buffer.release() }
+        for slot in emission.slots where limitHit == nil {
+            let first = slot == emission.slots.lowerBound
+            // The log keeps a picture's own capture time; a repeat is shown at its slot.
+            let pts = grid.time(ofSlot: slot)
+            try submit(emission.frame.buffer, pts: pts, shownAt: first ? emission.frame.pts : pts,
+                       captureTime: first ? emission.frame.captureTime : nil, session: session)
+            if !first && limitHit == nil { framesDuplicated += 1 }
+        }
+    }
+
+    /// Hands one picture to the encoder at `pts`, unless a limit is reached first (then capture
+    /// stops and nothing more is encoded). The caller keeps the lease.
+    private func submit(_ buffer: PixelBuffer, pts: MediaTime, shownAt: MediaTime, captureTime: Int64?,
+                        session: any CompressionSession) throws {
+        if let reason = limitReached(at: pts) {
+            limitHit = reason
+            stopCapture()
+            return
+        }
+        if let captureTime { captureTimes.withLock { $0[Self.key(pts)] = captureTime } }
+        try timestamps?.record(shownAt)
+        try session.encode(buffer, pts: pts, forceKeyFrame: false)
+        framesSubmitted += 1
+    }
+
+    private func limitReached(at pts: MediaTime) -> StopReason? {
         if let frames = limits.frames, framesSubmitted >= frames { return .frameLimit }
-        if let duration = limits.duration, frame.pts.seconds >= duration - 1e-9 { return .durationLimit }
+        if let duration = limits.duration, pts.seconds >= duration - 1e-9 { return .durationLimit }
         return nil
+    }
+
+    /// Presentation times as microseconds, to find a written frame's capture time.
+    private static func key(_ pts: MediaTime) -> Int64 {
+        Int64((pts.seconds * 1_000_000).rounded())
     }
 
     private func stopCapture() {
@@ -211,6 +266,9 @@ public final class Recorder: @unchecked Sendable {
 
     private func deliver(_ frame: EncodedFrame) throws {
         guard let session, let writer else { return }
+        if let captured = captureTimes.withLock({ $0.removeValue(forKey: Self.key(frame.pts)) }) {
+            latencies.append(Double(MonotonicClock.nanoseconds() - captured) / 1e6)
+        }
         try writeLock.withLock { _ throws(OutputError) in
             try writer.write(frame, format: session.formatDescription)
         }

@@ -11,8 +11,22 @@ public struct RecordingStatistics: Sendable, Equatable {
     /// Frames dropped because the encoder fell behind a live source.
     public var droppedQueue = 0
     public var source = CaptureStatistics()
+    /// Repeats of a frame filling empty slots of the constant-rate grid.
+    public var framesDuplicated = 0
+    /// Frames that lost their grid slot to a later frame.
+    public var framesDroppedTiming = 0
+    /// Capture → written, milliseconds, per picture (sources with a capture clock only).
+    public var latencyMilliseconds: [Double] = []
     /// Wall-clock time of the run.
     public var seconds = 0.0
+
+    /// The `fraction` quantile (0…1) of the latencies, nil without any.
+    public func latencyQuantile(_ fraction: Double) -> Double? {
+        guard !latencyMilliseconds.isEmpty else { return nil }
+        let sorted = latencyMilliseconds.sorted()
+        let index = Int((Double(sorted.count - 1) * fraction).rounded())
+        return sorted[index]
+    }
 
     public init() {}
 }

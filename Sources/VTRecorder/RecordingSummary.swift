@@ -84,6 +84,13 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
     public var bitrate: Int64
     public var droppedQueue: Int
     public var droppedDriver: Int
+    public var framesDuplicated: Int
+    public var framesDroppedTiming: Int
+    /// Frames captured per wall-clock second.
+    public var captureFPS: Double
+    /// Capture → access unit written, for sources with a capture clock (cameras).
+    public var latencyP50: Double?
+    public var latencyP99: Double?
     public var framesBad: Int
     public var framesTruncated: Int
     public var stopReason: StopReason
@@ -95,6 +102,8 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
         case framesCaptured = "frames_captured", framesEncoded = "frames_encoded", keyframes, bytes
         case seconds, encodeFPS = "encode_fps", bitrate, droppedQueue = "dropped_queue"
         case droppedDriver = "dropped_driver", framesBad = "frames_bad"
+        case framesDuplicated = "frames_duplicated", framesDroppedTiming = "frames_dropped_timing"
+        case captureFPS = "capture_fps", latencyP50 = "latency_ms_p50", latencyP99 = "latency_ms_p99"
         case framesTruncated = "frames_truncated", stopReason = "stop_reason", error, settings
     }
 
@@ -122,6 +131,11 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
         bitrate = mediaSeconds > 0 ? Int64((Double(s.bytes) * 8 / mediaSeconds).rounded()) : 0
         droppedQueue = s.droppedQueue
         droppedDriver = s.source.droppedBySource
+        framesDuplicated = s.framesDuplicated
+        framesDroppedTiming = s.framesDroppedTiming
+        captureFPS = s.seconds > 0 ? (Double(s.framesCaptured) / s.seconds * 10).rounded() / 10 : 0
+        latencyP50 = s.latencyQuantile(0.5).map { ($0 * 100).rounded() / 100 }
+        latencyP99 = s.latencyQuantile(0.99).map { ($0 * 100).rounded() / 100 }
         framesBad = s.source.badFrames
         framesTruncated = s.source.truncatedFrames
         stopReason = result.stopReason

@@ -17,6 +17,11 @@ enum CameraFormatArgument: String, ExpressibleByArgument, CaseIterable {
     var pixelFormat: CameraPixelFormat? { CameraPixelFormat(rawValue: rawValue) }
 }
 
+/// `--timing cfr|passthrough`.
+enum TimingArgument: String, ExpressibleByArgument, CaseIterable {
+    case cfr, passthrough
+}
+
 /// No source was named and there is no camera at the default path.
 struct NoDefaultCamera: ReportableError {
     var exitStatus: ExitStatus { .capture }

@@ -32,6 +32,12 @@ struct InputOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Camera capture buffers, 2–32 (default 8).", valueName: "n"))
     var buffers: Int = 8
 
+    @Option(name: .long, help: "Live sources: cfr (default) puts frames on the nominal frame grid, repeating a frame into an empty slot and keeping the later of two in one slot, so the file plays at the right speed; passthrough encodes every captured frame once.")
+    var timing: TimingArgument = .cfr
+
+    @Option(name: .long, help: ArgumentHelp("Write the time of every encoded frame to a file (mkvmerge timestamp format v2).", valueName: "path"))
+    var timestamps: String?
+
     /// Which source the options name; nil when none is named (the default camera, if any).
     var namedSources: [String] {
         [device.map { _ in "--device" }, input.map { _ in "--input" }, testPattern ? "--test-pattern" : nil]
@@ -173,11 +179,16 @@ extension VTRecord {
             logger.notice("recording \(inputName == "-" ? "standard input" : inputName) to \(outputPath)")
         }
 
+        let timestampLog = try input.timestamps.map { path throws(OutputError) in
+            try TimestampLog(path: path, overwrite: output.overwrite)
+        }
         let progress = output.quiet ? nil : ProgressReporter.forTerminal(frameRate: format.frameRate)
         let recorder = Recorder(
             source: source, realTime: realTime,
             limits: RecordingLimits(frames: output.frames, duration: output.duration?.seconds),
             retiming: input.input != nil ? input.fps?.rate : nil,
+            timing: format.isLive && input.timing == .cfr ? format.frameRate : nil,
+            timestamps: timestampLog,
             progress: progress,
             makeSession: { handler in
                 try X264Session(width: format.width, height: format.height, pixelFormat: format.pixelFormat,
@@ -204,6 +215,8 @@ extension VTRecord {
             try writeSummary(summary, to: path)
         }
         if let error = result.error {
+            // A run that never wrote a frame leaves no timestamp file behind either.
+            if let timestampLog, result.statistics.framesEncoded == 0 { unlink(timestampLog.path) }
             if let reportable = error as? any ReportableError { throw reportable }
             throw error
         }

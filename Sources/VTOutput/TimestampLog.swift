@@ -1,0 +1,71 @@
+import VTCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `--timestamps FILE`: the time of every encoded frame, in mkvmerge's "timestamp format v2"
+/// (a header line, then one time in milliseconds per frame in presentation order), so
+/// `mkvmerge --timestamps 0:FILE` can give a raw stream its capture timing back.
+///
+/// Lines are collected in memory and written in large pieces; the file is created when the
+/// log is, so a bad path fails before recording starts.
+public final class TimestampLog {
+    public let path: String
+    private let fd: Int32
+    private var pending: [UInt8] = []
+    private static let flushSize = 64 * 1024
+
+    public init(path: String, overwrite: Bool) throws(OutputError) {
+        self.path = path
+        var flags = O_WRONLY | O_CREAT | O_CLOEXEC
+        flags |= overwrite ? O_TRUNC : O_EXCL
+        let opened = open(path, flags, 0o666)
+        guard opened >= 0 else {
+            switch errno {
+            case EEXIST: throw .exists(path: path)
+            case EISDIR: throw .isDirectory(path: path)
+            case let code: throw .cannotOpen(path: path, errno: code)
+            }
+        }
+        fd = opened
+        pending.append(contentsOf: Array("# timestamp format v2\n".utf8))
+    }
+
+    deinit {
+        if fd >= 0 { Glibc.close(fd) }
+    }
+
+    /// Adds the time of the next encoded frame.
+    public func record(_ time: MediaTime) throws(OutputError) {
+        let milliseconds = time.seconds * 1000
+        pending.append(contentsOf: Array(Self.format(milliseconds).utf8))
+        pending.append(0x0A)
+        if pending.count >= Self.flushSize { try flush() }
+    }
+
+    /// Writes what is left; the file then holds a line per encoded frame.
+    public func close() throws(OutputError) {
+        try flush()
+    }
+
+    private func flush() throws(OutputError) {
+        guard !pending.isEmpty else { return }
+        if let failure = pending.withUnsafeBytes({ writeFully(fd, $0) }) {
+            throw failure == ENOSPC ? .diskFull(path: path) : .writeFailed(path: path, errno: failure)
+        }
+        pending.removeAll(keepingCapacity: true)
+    }
+
+    /// Milliseconds with microsecond precision, without a trailing fraction when whole.
+    static func format(_ milliseconds: Double) -> String {
+        let micro = Int64((milliseconds * 1000).rounded())
+        let whole = micro / 1000
+        let fraction = abs(micro % 1000)
+        guard fraction != 0 else { return "\(whole)" }
+        var digits = String(fraction)
+        digits = String(repeating: "0", count: 3 - digits.count) + digits
+        while digits.hasSuffix("0") { digits.removeLast() }
+        return "\(whole).\(digits)"
+    }
+}
