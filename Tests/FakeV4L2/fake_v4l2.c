@@ -316,6 +316,10 @@ __attribute__((destructor)) static void write_report(void) {
         (long long)fv.last_sequence, (unsigned long long)fv.opens, fv.ever_unplugged ? 1 : 0,
         (long)getpid());
     fv_unlock();
+    if (length < 0 || (size_t)length >= sizeof text) {
+        dprintf(2, "fake-v4l2: report does not fit its buffer\n");
+        return;
+    }
     int fd = fv_real.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         dprintf(2, "fake-v4l2: cannot write report %s: %s\n", path, strerror(errno));

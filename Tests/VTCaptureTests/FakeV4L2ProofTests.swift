@@ -157,6 +157,32 @@ struct FakeV4L2ProofTests {
         #expect(text.contains("Frames per second: 30.000 (30/1)"), "the driver still claims 30")
     }
 
+    @Test func jitterMovesFramesButKeepsThemInOrder() throws {
+        let camera = try FakeCamera(knobs: [.jitter(microseconds: 20000)])
+        let result = try camera.v4l2ctl(["--stream-mmap=16", "--stream-count=8", "--verbose"])
+        try #require(result.status == 0, "\(result.transcript)")
+        let text = result.standardOutputText + result.standardError
+        #expect(numbers(after: "seq:", in: text).map { Int($0) } == Array(0..<8))
+        let deltas = numbers(after: "delta:", in: text)
+        #expect(deltas.count == 7)
+        #expect(deltas.allSatisfy { $0 > 33.333 - 20 && $0 < 33.334 + 20 }, "\(deltas)")
+        #expect(Set(deltas.map { ($0 * 10).rounded() }).count > 1, "the intervals vary: \(deltas)")
+    }
+
+    /// `--stream-poll` waits in select() on a non-blocking descriptor: the unplug must wake it
+    /// (POLLERR) and the DQBUF that follows must fail with ENODEV.
+    @Test func selectSeesFramesAndTheUnplug() throws {
+        let camera = try FakeCamera(knobs: [.unplugAfter(frames: 5)])
+        let output = camera.file("capture.yuyv")
+        let result = try camera.v4l2ctl(["--stream-mmap=16", "--stream-count=20", "--stream-poll",
+                                         "--stream-to=\(output)"])
+        #expect((result.standardOutputText + result.standardError).contains("VIDIOC_DQBUF: failed: No such device"),
+                "\(result.transcript)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: output))
+        #expect(frameNumbers(in: data, layout: .yuyv, width: 640, height: 480) == Array(0..<5))
+        #expect(try camera.report().unplugged)
+    }
+
     @Test func aSecondHandleInTheSameProcessGetsEBUSY() throws {
         let camera = try FakeCamera()
         // ffmpeg opens one input after the other; the first owns the stream by then.
