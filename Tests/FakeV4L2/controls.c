@@ -85,7 +85,7 @@ static int queryctrl(const struct fv_device *device, struct v4l2_queryctrl *q) {
     memset(q, 0, sizeof *q);
     q->id = c->id;
     q->type = c->type;
-    snprintf((char *)q->name, sizeof q->name, "%s", c->name);
+    fv_copy_name(q->name, sizeof q->name, c->name);
     q->minimum = c->minimum;
     q->maximum = c->maximum;
     q->step = c->step;
@@ -101,7 +101,7 @@ static int query_ext_ctrl(const struct fv_device *device, struct v4l2_query_ext_
     memset(q, 0, sizeof *q);
     q->id = c->id;
     q->type = c->type;
-    snprintf(q->name, sizeof q->name, "%s", c->name);
+    fv_copy_name(q->name, sizeof q->name, c->name);
     q->minimum = c->minimum;
     q->maximum = c->maximum;
     q->step = (uint64_t)c->step;
@@ -122,7 +122,7 @@ static int querymenu(struct v4l2_querymenu *m) {
     }
     memset(m->name, 0, sizeof m->name);
     m->reserved = 0;
-    snprintf((char *)m->name, sizeof m->name, "%s", c->menu[m->index]);
+    fv_copy_name(m->name, sizeof m->name, c->menu[m->index]);
     return 0;
 }
 

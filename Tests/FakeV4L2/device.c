@@ -62,9 +62,9 @@ void fv_dismiss(struct fv_device *device) {
 
 static int querycap(struct v4l2_capability *cap) {
     memset(cap, 0, sizeof *cap);
-    snprintf((char *)cap->driver, sizeof cap->driver, "uvcvideo");
-    snprintf((char *)cap->card, sizeof cap->card, "%s", fv.config.card);
-    snprintf((char *)cap->bus_info, sizeof cap->bus_info, "usb-0000:00:14.0-1");
+    fv_copy_name(cap->driver, sizeof cap->driver, "uvcvideo");
+    fv_copy_name(cap->card, sizeof cap->card, fv.config.card);
+    fv_copy_name(cap->bus_info, sizeof cap->bus_info, "usb-0000:00:14.0-1");
     cap->version = kernel_version;
     if (fv.config.not_capture) {
         cap->device_caps = V4L2_CAP_META_CAPTURE | V4L2_CAP_STREAMING | V4L2_CAP_EXT_PIX_FORMAT;
@@ -129,8 +129,7 @@ static int enum_fmt(struct v4l2_fmtdesc *desc) {
     desc->type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
     desc->pixelformat = format->fourcc;
     desc->flags = format->fourcc == V4L2_PIX_FMT_MJPEG ? V4L2_FMT_FLAG_COMPRESSED : 0;
-    snprintf((char *)desc->description, sizeof desc->description, "%s",
-             fv_format_description(format->fourcc));
+    fv_copy_name(desc->description, sizeof desc->description, fv_format_description(format->fourcc));
     return 0;
 }
 
@@ -229,7 +228,7 @@ static int s_parm(struct fv_handle *handle, struct v4l2_streamparm *p) {
 static int enuminput(struct v4l2_input *input) {
     if (input->index != 0) return -EINVAL;
     memset(input, 0, sizeof *input);
-    snprintf((char *)input->name, sizeof input->name, "Camera 1");
+    fv_copy_name(input->name, sizeof input->name, "Camera 1");
     input->type = V4L2_INPUT_TYPE_CAMERA;
     return 0;
 }
@@ -343,6 +342,5 @@ const char *fv_ioctl_name(unsigned long request) {
         if (names[i].request == request) return names[i].name;
     }
     static __thread char unknown[32];
-    snprintf(unknown, sizeof unknown, "0x%08lx", request);
-    return unknown;
+    return snprintf(unknown, sizeof unknown, "0x%08lx", request) > 0 ? unknown : "an unknown ioctl";
 }

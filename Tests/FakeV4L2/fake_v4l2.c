@@ -144,7 +144,11 @@ void fv_state_init(void) {
     fv_read_config(&fv.config);
     fv_loaded_at = fv_now_ns();
     fv.last_sequence = -1;
-    snprintf(uevent_path, sizeof uevent_path, "/sys/dev/char/81:%u/uevent", device_minor());
+    int length = snprintf(uevent_path, sizeof uevent_path, "/sys/dev/char/81:%u/uevent", device_minor());
+    if (length < 0 || (size_t)length >= sizeof uevent_path) {
+        dprintf(2, "fake-v4l2: uevent path does not fit\n");
+        abort();
+    }
     fv.device = calloc(1, sizeof *fv.device);
     if (fv.device == NULL) {
         dprintf(2, "fake-v4l2: out of memory\n");
@@ -152,6 +156,12 @@ void fv_state_init(void) {
     }
     fv.device->generation = ++fv.generations;
     fv_device_init(fv.device);
+}
+
+void fv_copy_name(void *field, size_t capacity, const char *name) {
+    size_t length = strnlen(name, capacity - 1);
+    memcpy(field, name, length);
+    ((char *)field)[length] = '\0';
 }
 
 // ---- the device node ----

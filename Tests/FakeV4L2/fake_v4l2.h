@@ -146,6 +146,8 @@ FV_HIDDEN void fv_lock(void);
 FV_HIDDEN void fv_unlock(void);
 FV_HIDDEN int64_t fv_now_ns(void);
 FV_HIDDEN void fv_trace(const char *format, ...) __attribute__((format(printf, 1, 2)));
+// Copies a name into a fixed V4L2 field, cut to fit and NUL-terminated, as drivers do.
+FV_HIDDEN void fv_copy_name(void *field, size_t capacity, const char *name);
 FV_HIDDEN bool fv_is_fake_fd(int fd);
 FV_HIDDEN bool fv_is_device_path(int dirfd, const char *path);
 // Brings the camera up to date with the clock: frames that came due, unplug, reconnect.
