@@ -108,6 +108,21 @@ struct FakeV4L2ProofTests {
         #expect(try camera.report().releasedEverything)
     }
 
+    /// Asked for YU12 by a camera without it, libv4l2 converts on its own from what the camera
+    /// has, decoding MJPEG itself when that is all there is; the codes must survive that too.
+    @Test(arguments: ["YUYV:640x480@30;MJPG:640x480@30", "MJPG:640x480@30"])
+    func libv4l2ConvertsToFormatsTheCameraLacks(formats: String) throws {
+        let camera = try FakeCamera(knobs: [.formats(formats)])
+        let client = try FakeV4L2Library.client("libv4l2_capture")
+        let result = try ChildProcess.run([client, camera.path, "YU12", "640", "480", "6"],
+                                          environment: camera.environment(), timeout: .seconds(30))
+        try #require(result.status == 0, "\(result.transcript)")
+        #expect(result.standardError.hasPrefix("format YU12 640x480 460800\n"))
+        #expect(frameNumbers(in: result.standardOutput, layout: .planar420, width: 640, height: 480)
+                == Array(0..<6))
+        #expect(try camera.report().releasedEverything)
+    }
+
     @Test(arguments: [("yuyv422", "640x480"), ("mjpeg", "1280x720")])
     func ffmpegRecordsEveryFrameInOrder(inputFormat: String, size: String) throws {
         let camera = try FakeCamera()
