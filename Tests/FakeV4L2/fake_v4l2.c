@@ -253,7 +253,6 @@ int fv_open_handle(int backing_fd) {
         errno = ENOMEM;
         return -1;
     }
-    handle->fd = backing_fd;
     handle->device = fv.device;
     fv.device->handles++;
     fv.open_handles++;

@@ -115,7 +115,6 @@ struct fv_device {
 };
 
 struct fv_handle {
-    int fd;
     struct fv_device *device;
 };
 
@@ -130,8 +129,6 @@ struct fv_state {
     int64_t last_sequence;
     bool ever_unplugged;
 };
-
-struct fv_mapping;
 
 // ---- config.c ----
 
@@ -214,7 +211,6 @@ struct fv_real {
     int (*ioctl)(int, unsigned long, ...);
     void *(*mmap)(void *, size_t, int, int, int, off_t);
     int (*munmap)(void *, size_t);
-    int (*poll)(struct pollfd *, nfds_t, int);
     int (*ppoll)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
     ssize_t (*read)(int, void *, size_t);
     long (*syscall)(long, ...);

@@ -43,7 +43,6 @@ static void resolve(void) {
     RESOLVE(fv_real.ioctl, "ioctl");
     RESOLVE(fv_real.mmap, "mmap");
     RESOLVE(fv_real.munmap, "munmap");
-    RESOLVE(fv_real.poll, "poll");
     RESOLVE(fv_real.ppoll, "ppoll");
     RESOLVE(fv_real.read, "read");
     RESOLVE(fv_real.syscall, "syscall");
