@@ -42,15 +42,21 @@ let package = Package(
                                          "VTEncoding", "VTOutput",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
+        // Test doubles and helpers shared by test targets: the fake V4L2 camera (an LD_PRELOAD
+        // library built from Tests/FakeV4L2) and running child processes.
+        .target(name: "VTTestSupport", path: "Tests/VTTestSupport"),
+
         .testTarget(name: "VTCoreTests", dependencies: ["VTCore"]),
         .testTarget(name: "VTH264Tests", dependencies: ["VTH264", "VTCore"]),
         .testTarget(name: "VTCaptureTests",
-                    dependencies: ["VTCapture", "VTCore", .product(name: "Logging", package: "swift-log")]),
+                    dependencies: ["VTCapture", "VTCore", "VTTestSupport",
+                                   .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "VTEncodingTests", dependencies: ["VTEncoding", "VTH264", "VTCore"]),
         .testTarget(name: "VTOutputTests", dependencies: ["VTOutput", "VTH264", "VTCore"]),
         .testTarget(name: "VTRecorderTests", dependencies: ["VTRecorder", "VTCapture", "VTCore"]),
         // Runs the built binary; depends on it so `swift test` builds it first.
-        .testTarget(name: "VTRecordCLITests", dependencies: ["vtrecord", "VTH264", "VTCapture", "VTCore"]),
+        .testTarget(name: "VTRecordCLITests",
+                    dependencies: ["vtrecord", "VTH264", "VTCapture", "VTCore", "VTTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,160 @@
+// Reading the knobs (documented at the top of fake_v4l2.c) from the environment. A knob that
+// does not parse stops the process with a message: a test that sets one wrongly should fail
+// loudly, not run against a camera it did not ask for.
+#define _GNU_SOURCE
+#include "fake_v4l2.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <turbojpeg.h>
+#include <unistd.h>
+
+static _Noreturn void bad_knob(const char *name, const char *value, const char *why) {
+    dprintf(2, "fake-v4l2: %s=%s: %s\n", name, value, why);
+    abort();
+}
+
+static uint64_t env_unsigned(const char *name, uint64_t fallback, uint64_t minimum, uint64_t maximum) {
+    const char *value = getenv(name);
+    if (value == NULL || *value == '\0') return fallback;
+    char *end;
+    errno = 0;
+    unsigned long long parsed = strtoull(value, &end, 10);
+    if (errno != 0 || *end != '\0' || value[0] == '-') bad_knob(name, value, "not a whole number");
+    if (parsed < minimum || parsed > maximum) bad_knob(name, value, "out of range");
+    return parsed;
+}
+
+static void env_string(const char *name, const char *fallback, char *destination, size_t capacity) {
+    const char *value = getenv(name);
+    if (value == NULL || *value == '\0') value = fallback;
+    if (strlen(value) >= capacity) bad_knob(name, value, "too long");
+    strcpy(destination, value);
+}
+
+static int env_errno(const char *name) {
+    static const struct { const char *name; int value; } names[] = {
+        {"EACCES", EACCES}, {"EPERM", EPERM}, {"EBUSY", EBUSY}, {"ENOENT", ENOENT},
+        {"ENODEV", ENODEV}, {"ENXIO", ENXIO}, {"EIO", EIO}, {"ENOMEM", ENOMEM},
+    };
+    const char *value = getenv(name);
+    if (value == NULL || *value == '\0') return 0;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (strcmp(value, names[i].name) == 0) return names[i].value;
+    }
+    return (int)env_unsigned(name, 0, 1, 4095);
+}
+
+static uint32_t fourcc_named(const char *name, size_t length) {
+    static const struct { const char *name; uint32_t fourcc; } known[] = {
+        {"YUYV", V4L2_PIX_FMT_YUYV}, {"NV12", V4L2_PIX_FMT_NV12},
+        {"YU12", V4L2_PIX_FMT_YUV420}, {"MJPG", V4L2_PIX_FMT_MJPEG},
+    };
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        if (length == 4 && strncmp(name, known[i].name, 4) == 0) return known[i].fourcc;
+    }
+    return 0;
+}
+
+// Parses "FOURCC:WxH@r/r,WxH@r;FOURCC:…" into the format table.
+static void parse_formats(const char *text, struct fv_config *config) {
+    static const char *knob = "FAKE_V4L2_FORMATS";
+    const char *p = text;
+    config->format_count = 0;
+    while (*p != '\0') {
+        if (config->format_count == FV_MAX_FORMATS) bad_knob(knob, text, "too many formats");
+        struct fv_format *format = &config->formats[config->format_count++];
+        const char *colon = strchr(p, ':');
+        if (colon == NULL) bad_knob(knob, text, "expected FOURCC:sizes");
+        format->fourcc = fourcc_named(p, (size_t)(colon - p));
+        if (format->fourcc == 0) bad_knob(knob, text, "unknown FOURCC (YUYV, NV12, YU12, MJPG)");
+        p = colon + 1;
+        format->size_count = 0;
+        for (;;) {
+            if (format->size_count == FV_MAX_SIZES) bad_knob(knob, text, "too many sizes");
+            struct fv_size *size = &format->sizes[format->size_count++];
+            char *end;
+            unsigned long width = strtoul(p, &end, 10);
+            if (end == p || *end != 'x') bad_knob(knob, text, "expected WxH@fps");
+            p = end + 1;
+            unsigned long height = strtoul(p, &end, 10);
+            if (end == p || *end != '@') bad_knob(knob, text, "expected WxH@fps");
+            if (width < 64 || height < 64 || width > 8192 || height > 8192 || width % 2 || height % 2) {
+                bad_knob(knob, text, "sizes must be even, from 64x64 to 8192x8192");
+            }
+            size->width = (uint32_t)width;
+            size->height = (uint32_t)height;
+            p = end + 1;
+            size->rate_count = 0;
+            for (;;) {
+                if (size->rate_count == FV_MAX_RATES) bad_knob(knob, text, "too many rates");
+                unsigned long rate = strtoul(p, &end, 10);
+                if (end == p || rate == 0 || rate > 1000) bad_knob(knob, text, "rates are 1…1000 fps");
+                size->rates[size->rate_count++] = (uint32_t)rate;
+                p = end;
+                if (*p != '/') break;
+                p++;
+            }
+            if (*p != ',') break;
+            p++;
+        }
+        if (*p == ';') {
+            p++;
+        } else if (*p != '\0') {
+            bad_knob(knob, text, "formats are separated by ';'");
+        }
+    }
+    if (config->format_count == 0) bad_knob(knob, text, "no formats");
+}
+
+static const char *default_formats =
+    "YUYV:640x480@30/15/5,1280x720@30/15/5,1920x1080@30/15/5;"
+    "MJPG:640x480@30/15/5,1280x720@30/15/5,1920x1080@30/15/5;"
+    "NV12:640x480@30/15/5,1280x720@30/15/5,1920x1080@30/15/5;"
+    "YU12:640x480@30/15/5,1280x720@30/15/5,1920x1080@30/15/5";
+
+// What a typical USB 2 webcam offers: uncompressed only where the bus has the bandwidth.
+static const char *webcam_formats =
+    "YUYV:640x480@30/15/5,1280x720@10/5,1920x1080@5;"
+    "MJPG:640x480@30/15/5,1280x720@30/15/5,1920x1080@30/15/5";
+
+void fv_read_config(struct fv_config *config) {
+    env_string("FAKE_V4L2_DEVICE", "/dev/video0", config->device, sizeof config->device);
+    if (config->device[0] != '/') bad_knob("FAKE_V4L2_DEVICE", config->device, "must be an absolute path");
+    env_string("FAKE_V4L2_CARD", "Fake UVC Camera", config->card, sizeof config->card);
+    const char *formats = getenv("FAKE_V4L2_FORMATS");
+    if (formats == NULL || *formats == '\0') formats = default_formats;
+    if (strcmp(formats, "webcam") == 0) formats = webcam_formats;
+    parse_formats(formats, config);
+    config->max_buffers = (unsigned)env_unsigned("FAKE_V4L2_MAX_BUFFERS", FV_MAX_BUFFERS, 1, FV_MAX_BUFFERS);
+    config->unplug_after = env_unsigned("FAKE_V4L2_UNPLUG_AFTER", 0, 0, UINT32_MAX);
+    const char *reconnect = getenv("FAKE_V4L2_RECONNECT_MS");
+    config->reconnect_ns = (reconnect == NULL || *reconnect == '\0')
+        ? -1 : (int64_t)env_unsigned("FAKE_V4L2_RECONNECT_MS", 0, 0, 3600000) * 1000000;
+    const char *delivered = getenv("FAKE_V4L2_DELIVERED_FPS");
+    if (delivered != NULL && *delivered != '\0') {
+        char *end;
+        config->delivered_fps = strtod(delivered, &end);
+        if (*end != '\0' || !(config->delivered_fps > 0 && config->delivered_fps <= 1000)) {
+            bad_knob("FAKE_V4L2_DELIVERED_FPS", delivered, "expected a rate above 0, at most 1000");
+        }
+    }
+    config->jitter_us = (uint32_t)env_unsigned("FAKE_V4L2_JITTER_US", 0, 0, 10000000);
+    config->drop_every = (uint32_t)env_unsigned("FAKE_V4L2_DROP_EVERY", 0, 0, UINT32_MAX);
+    config->corrupt_jpeg_every = (uint32_t)env_unsigned("FAKE_V4L2_CORRUPT_JPEG_EVERY", 0, 0, UINT32_MAX);
+    config->short_every = (uint32_t)env_unsigned("FAKE_V4L2_SHORT_EVERY", 0, 0, UINT32_MAX);
+    config->error_every = (uint32_t)env_unsigned("FAKE_V4L2_ERROR_EVERY", 0, 0, UINT32_MAX);
+    config->busy = env_unsigned("FAKE_V4L2_BUSY", 0, 0, 1) == 1;
+    config->open_errno = env_errno("FAKE_V4L2_OPEN_ERRNO");
+    config->not_capture = env_unsigned("FAKE_V4L2_NOT_CAPTURE", 0, 0, 1) == 1;
+    uint64_t subsampling = env_unsigned("FAKE_V4L2_JPEG_SUBSAMPLING", 422, 420, 422);
+    if (subsampling != 420 && subsampling != 422) {
+        bad_knob("FAKE_V4L2_JPEG_SUBSAMPLING", getenv("FAKE_V4L2_JPEG_SUBSAMPLING"), "422 or 420");
+    }
+    config->jpeg_subsampling = subsampling == 420 ? TJSAMP_420 : TJSAMP_422;
+    config->jpeg_quality = (int)env_unsigned("FAKE_V4L2_JPEG_QUALITY", 85, 1, 100);
+    config->trace = env_unsigned("FAKE_V4L2_TRACE", 0, 0, 1) == 1;
+    env_string("FAKE_V4L2_REPORT", "", config->report, sizeof config->report);
+    env_string("FAKE_V4L2_LOCK_FILE", "", config->lock_file, sizeof config->lock_file);
+}

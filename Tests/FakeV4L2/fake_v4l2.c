@@ -1,0 +1,343 @@
+// A fake USB camera for tests on machines without V4L2: a shared library loaded with
+// LD_PRELOAD that makes one device path (which does not exist on disk) look and behave like a
+// uvcvideo capture node, so real clients (v4l2-ctl, ffmpeg, libv4l2, vtrecord) can be run
+// against it unchanged.
+//
+// It replaces the libc entry points a V4L2 client uses (open*, close, ioctl, mmap, munmap,
+// poll, ppoll, select, pselect, read, the stat family, access) and syscall() for the numbers
+// libv4l2 issues directly (SYS_openat, SYS_open, SYS_ioctl, SYS_mmap, SYS_munmap, SYS_close,
+// SYS_read). Every open of the device is backed by a real descriptor of /dev/null, so fd
+// numbers are real and unique and fcntl(F_SETFL, O_NONBLOCK) works; the state is kept per fd.
+// open and fopen of /sys/dev/char/81:N/uevent give what the kernel would, because v4l2-ctl
+// reads it to decide what kind of node it was given.
+//
+// Files: config.c reads the knobs below, device.c answers the ioctls, queue.c does buffers,
+// streaming and frame timing, controls.c the controls, picture.c paints the frames,
+// intercept*.c are the replaced libc functions, this file holds the shared state.
+//
+// Frames carry the vtrecord test pattern's frame code (FrameCode.swift) equal to the buffer's
+// `sequence`, over a background that pans every frame. Frame n of a stream is due at
+// STREAMON + (n+1) × interval (+ jitter); frames are made lazily when a client asks (DQBUF,
+// poll, any ioctl), so there is no producer thread. A frame that comes due while userspace
+// holds every buffer is dropped and its sequence number skipped, as the driver does. A buffer
+// queued back (QBUF) is zeroed at once, as the camera would soon overwrite it, so a client
+// that re-queues a buffer while something still reads it sees the picture (and its frame code)
+// vanish.
+//
+// Knobs (environment variables, read once when the library loads):
+//
+//   FAKE_V4L2_DEVICE=/dev/video0   The path the fake camera answers at.
+//   FAKE_V4L2_CARD=name            QUERYCAP card name (default "Fake UVC Camera").
+//   FAKE_V4L2_FORMATS=table        Formats, sizes and rates offered, in ENUM order:
+//                                  formats separated by ';', each FOURCC:WxH@fps/fps,...
+//                                  e.g. "YUYV:640x480@30/15/5,1920x1080@5;MJPG:1920x1080@30".
+//                                  FOURCC is YUYV, NV12, YU12 or MJPG; the first rate of a size
+//                                  is the one S_FMT selects; the first format and size are the
+//                                  power-on format. Sizes must be even and at least 64x64.
+//                                  "webcam" gives a typical USB 2 camera: YUYV 640x480@30/15/5,
+//                                  1280x720@10/5, 1920x1080@5 and MJPG at those sizes @30/15/5.
+//                                  Default: YUYV, MJPG, NV12, YU12, each at 640x480, 1280x720
+//                                  and 1920x1080 @30/15/5.
+//   FAKE_V4L2_MAX_BUFFERS=32       REQBUFS grants at most this many buffers (1…32).
+//   FAKE_V4L2_UNPLUG_AFTER=N       The camera is unplugged when frame N of a stream comes due
+//                                  (frames 0…N-1 were captured or dropped): DQBUF and
+//                                  every other ioctl then fail with ENODEV, poll reports
+//                                  POLLERR|POLLHUP, mmap fails, and open/stat/access of the path
+//                                  fail with ENOENT. Happens once per process.
+//   FAKE_V4L2_RECONNECT_MS=M       With UNPLUG_AFTER: the path reappears M ms after the unplug;
+//                                  new opens get a camera in its power-on state (format, rate,
+//                                  controls), old descriptors stay dead.
+//   FAKE_V4L2_DELIVERED_FPS=F      Frames come at F per second (may be fractional) whatever
+//                                  rate was negotiated; G_PARM still reports the negotiated one.
+//   FAKE_V4L2_JITTER_US=J          Each frame comes due up to J µs late (a fixed pseudo-random
+//                                  amount per sequence number; never out of order).
+//   FAKE_V4L2_DROP_EVERY=N         The driver drops every Nth frame (sequence N-1, 2N-1, …):
+//                                  those sequence numbers never reach userspace.
+//   FAKE_V4L2_CORRUPT_JPEG_EVERY=N Every Nth MJPEG frame (same numbering) carries bytes that
+//                                  are not a JPEG at all (no SOI marker).
+//   FAKE_V4L2_SHORT_EVERY=N        Every Nth frame has bytesused half of what it should be
+//                                  (raw formats: half the image size; MJPEG: a truncated JPEG).
+//   FAKE_V4L2_ERROR_EVERY=N        Every Nth frame is dequeued with V4L2_BUF_FLAG_ERROR.
+//   FAKE_V4L2_BUSY=1               Another program owns the camera: S_FMT, S_PARM, S_INPUT and
+//                                  REQBUFS fail with EBUSY.
+//   FAKE_V4L2_LOCK_FILE=path       Stream ownership is also held as a flock on this file, so a
+//                                  second process using the same file gets EBUSY like a second
+//                                  process on a real camera (ownership is per process without).
+//   FAKE_V4L2_OPEN_ERRNO=EACCES    open of the path fails with this errno (a name such as
+//                                  EACCES, EBUSY, ENXIO, EPERM, EIO, or a number); with EACCES
+//                                  access(R_OK|W_OK) fails too, as for a node without permission.
+//   FAKE_V4L2_NOT_CAPTURE=1        The node is not a video capture device (like the metadata
+//                                  node uvcvideo creates next to each camera): QUERYCAP reports
+//                                  META_CAPTURE without VIDEO_CAPTURE, video ioctls fail.
+//   FAKE_V4L2_JPEG_SUBSAMPLING=422 Chroma subsampling of MJPEG frames: 422 (default) or 420.
+//   FAKE_V4L2_JPEG_QUALITY=85      libjpeg quality of MJPEG frames.
+//   FAKE_V4L2_REPORT=path          At exit, a process that tried to open the camera writes
+//                                  key=value lines describing what it left behind:
+//                                  open_handles, mapped_buffers, streaming, buffers_queued
+//                                  (held by the driver), frames_delivered (successful DQBUFs),
+//                                  frames_dropped (by the driver), last_sequence (-1: none),
+//                                  opens (successful), unplugged (0/1), pid. "%p" in the path
+//                                  becomes the process id.
+//   FAKE_V4L2_TRACE=1              Log every call on the fake device to stderr.
+//
+// Not emulated: USERPTR/DMABUF memory, CREATE_BUFS, EXPBUF, events, the multi-planar API,
+// dup() of a fake descriptor, and sharing state between processes beyond FAKE_V4L2_LOCK_FILE.
+#define _GNU_SOURCE
+#include "fake_v4l2.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+struct fv_state fv;
+static pthread_mutex_t fv_mutex = PTHREAD_MUTEX_INITIALIZER;
+static int64_t fv_loaded_at;
+
+void fv_lock(void) {
+    int error = pthread_mutex_lock(&fv_mutex);
+    if (error != 0) {
+        dprintf(2, "fake-v4l2: pthread_mutex_lock: %s\n", strerror(error));
+        abort();
+    }
+}
+
+void fv_unlock(void) {
+    int error = pthread_mutex_unlock(&fv_mutex);
+    if (error != 0) {
+        dprintf(2, "fake-v4l2: pthread_mutex_unlock: %s\n", strerror(error));
+        abort();
+    }
+}
+
+int64_t fv_now_ns(void) {
+    struct timespec now;
+    if (clock_gettime(CLOCK_MONOTONIC, &now) != 0) {
+        dprintf(2, "fake-v4l2: clock_gettime: %s\n", strerror(errno));
+        abort();
+    }
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+void fv_trace(const char *format, ...) {
+    if (!fv.config.trace) return;
+    int saved = errno;
+    char line[512];
+    va_list arguments;
+    va_start(arguments, format);
+    int length = vsnprintf(line, sizeof line, format, arguments);
+    va_end(arguments);
+    if (length > 0) dprintf(2, "fake-v4l2: %s\n", line);
+    errno = saved;
+}
+
+static unsigned device_minor(void);
+static char uevent_path[64];
+
+void fv_state_init(void) {
+    fv_read_config(&fv.config);
+    fv_loaded_at = fv_now_ns();
+    fv.last_sequence = -1;
+    int length = snprintf(uevent_path, sizeof uevent_path, "/sys/dev/char/81:%u/uevent", device_minor());
+    if (length < 0 || (size_t)length >= sizeof uevent_path) {
+        dprintf(2, "fake-v4l2: uevent path does not fit\n");
+        abort();
+    }
+    fv.device = calloc(1, sizeof *fv.device);
+    if (fv.device == NULL) {
+        dprintf(2, "fake-v4l2: out of memory\n");
+        abort();
+    }
+    fv.device->generation = ++fv.generations;
+    fv_device_init(fv.device);
+}
+
+void fv_copy_name(void *field, size_t capacity, const char *name) {
+    size_t length = strnlen(name, capacity - 1);
+    memcpy(field, name, length);
+    ((char *)field)[length] = '\0';
+}
+
+// ---- the device node ----
+
+bool fv_is_device_path(int dirfd, const char *path) {
+    (void)dirfd;    // only absolute paths name the device
+    return path != NULL && path[0] == '/' && strcmp(path, fv.config.device) == 0;
+}
+
+bool fv_device_present(void) {
+    return fv.device != NULL;
+}
+
+void fv_tick(int64_t now) {
+    if (fv.device != NULL) fv_advance(fv.device, now);
+    if (fv.device == NULL && fv.config.reconnect_ns >= 0
+        && now >= fv.unplugged_at_ns + fv.config.reconnect_ns) {
+        struct fv_device *device = calloc(1, sizeof *device);
+        if (device == NULL) return;     // stays unplugged; the next tick tries again
+        device->generation = ++fv.generations;
+        fv_device_init(device);
+        fv.device = device;
+        fv_trace("camera reconnected (generation %u)", device->generation);
+    }
+}
+
+// The minor number follows the path's trailing digits, as /dev/videoN has minor N.
+static unsigned device_minor(void) {
+    const char *end = fv.config.device + strlen(fv.config.device);
+    const char *digits = end;
+    while (digits > fv.config.device && digits[-1] >= '0' && digits[-1] <= '9') digits--;
+    return digits < end ? (unsigned)strtoul(digits, NULL, 10) % 256 : 0;
+}
+
+void fv_fill_stat(struct stat *st) {
+    memset(st, 0, sizeof *st);
+    st->st_dev = makedev(0, 5);                 // devtmpfs
+    st->st_ino = 1000 + device_minor();
+    st->st_mode = S_IFCHR | 0660;
+    st->st_nlink = 1;
+    st->st_uid = 0;
+    st->st_gid = 44;                            // the video group on Debian
+    st->st_rdev = makedev(81, device_minor());  // the V4L2 character major
+    st->st_blksize = 4096;
+    struct timespec loaded = {
+        .tv_sec = time(NULL) - (fv_now_ns() - fv_loaded_at) / 1000000000,
+        .tv_nsec = 0,
+    };
+    st->st_atim = loaded;
+    st->st_mtim = loaded;
+    st->st_ctim = loaded;
+}
+
+const char *fv_uevent_path(void) {
+    return uevent_path;
+}
+
+int fv_uevent(char *text, size_t capacity) {
+    const char *name = fv.config.device;
+    if (strncmp(name, "/dev/", 5) == 0) {
+        name += 5;
+    } else if (strrchr(name, '/') != NULL) {
+        name = strrchr(name, '/') + 1;
+    }
+    int length = snprintf(text, capacity, "MAJOR=81\nMINOR=%u\nDEVNAME=%s\n", device_minor(), name);
+    return length < (int)capacity ? length : (int)capacity - 1;
+}
+
+// ---- handles ----
+
+struct fv_handle *fv_handle_for(int fd) {
+    if (fd < 0 || fd >= FV_MAX_FD) return NULL;
+    return __atomic_load_n(&fv.handles[fd], __ATOMIC_ACQUIRE);
+}
+
+bool fv_is_fake_fd(int fd) {
+    return fv_handle_for(fd) != NULL;
+}
+
+int fv_open_handle(int backing_fd) {
+    if (backing_fd >= FV_MAX_FD) {
+        if (fv_real.close(backing_fd) != 0) fv_trace("close(%d): %s", backing_fd, strerror(errno));
+        errno = EMFILE;
+        return -1;
+    }
+    struct fv_handle *handle = calloc(1, sizeof *handle);
+    if (handle == NULL) {
+        if (fv_real.close(backing_fd) != 0) fv_trace("close(%d): %s", backing_fd, strerror(errno));
+        errno = ENOMEM;
+        return -1;
+    }
+    handle->device = fv.device;
+    fv.device->handles++;
+    fv.open_handles++;
+    fv.opens++;
+    __atomic_store_n(&fv.handles[backing_fd], handle, __ATOMIC_RELEASE);
+    return backing_fd;
+}
+
+void fv_close_handle(int fd) {
+    struct fv_handle *handle = fv_handle_for(fd);
+    if (handle == NULL) return;
+    __atomic_store_n(&fv.handles[fd], NULL, __ATOMIC_RELEASE);
+    fv_release_handle(handle);
+    struct fv_device *device = handle->device;
+    device->handles--;
+    if (device->gone && device->handles == 0) free(device);
+    fv.open_handles--;
+    free(handle);
+}
+
+// ---- exit report ----
+
+// The report path with "%p" replaced by the process id.
+static bool report_path(char *path, size_t capacity) {
+    const char *from = fv.config.report;
+    size_t length = 0;
+    while (*from != '\0') {
+        int added;
+        if (from[0] == '%' && from[1] == 'p') {
+            added = snprintf(path + length, capacity - length, "%ld", (long)getpid());
+            from += 2;
+        } else {
+            added = snprintf(path + length, capacity - length, "%c", *from);
+            from += 1;
+        }
+        if (added < 0 || (size_t)added >= capacity - length) return false;
+        length += (size_t)added;
+    }
+    if (length == 0) return false;
+    return true;
+}
+
+__attribute__((destructor)) static void write_report(void) {
+    fv_init();
+    // Processes that never tried the camera (a shell, `timeout`) leave the report alone.
+    if (fv.config.report[0] == '\0' || fv.open_attempts == 0) return;
+    char path[PATH_MAX];
+    if (!report_path(path, sizeof path)) {
+        dprintf(2, "fake-v4l2: report path too long: %s\n", fv.config.report);
+        return;
+    }
+    fv_lock();
+    struct fv_device *device = fv.device;
+    unsigned queued = 0;
+    bool streaming = false;
+    if (device != NULL) {
+        fv_advance(device, fv_now_ns());
+        if (fv.device != NULL) {
+            queued = device->queued_count + device->done_count;
+            streaming = device->streaming;
+        }
+    }
+    char text[1024];
+    int length = snprintf(text, sizeof text,
+        "open_handles=%u\nmapped_buffers=%u\nstreaming=%d\nbuffers_queued=%u\n"
+        "frames_delivered=%llu\nframes_dropped=%llu\nlast_sequence=%lld\nopens=%llu\nunplugged=%d\n"
+        "pid=%ld\n",
+        fv.open_handles, fv_mapping_count(), streaming ? 1 : 0, queued,
+        (unsigned long long)fv.frames_delivered, (unsigned long long)fv.frames_dropped,
+        (long long)fv.last_sequence, (unsigned long long)fv.opens, fv.ever_unplugged ? 1 : 0,
+        (long)getpid());
+    fv_unlock();
+    if (length < 0 || (size_t)length >= sizeof text) {
+        dprintf(2, "fake-v4l2: report does not fit its buffer\n");
+        return;
+    }
+    int fd = fv_real.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        dprintf(2, "fake-v4l2: cannot write report %s: %s\n", path, strerror(errno));
+        return;
+    }
+    ssize_t written = write(fd, text, (size_t)length);
+    if (written != length) {
+        dprintf(2, "fake-v4l2: short write to report %s: %s\n", path,
+                written < 0 ? strerror(errno) : "disk full?");
+    }
+    if (fv_real.close(fd) != 0) dprintf(2, "fake-v4l2: close report %s: %s\n", path, strerror(errno));
+}

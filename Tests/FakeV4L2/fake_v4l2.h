@@ -1,0 +1,231 @@
+// Shared declarations of the fake V4L2 camera (see fake_v4l2.c for what it is and its knobs).
+// Everything here is internal to the preloaded library; nothing is exported but the libc
+// entry points in intercept.c.
+#ifndef FAKE_V4L2_H
+#define FAKE_V4L2_H
+
+#include <limits.h>
+#include <linux/videodev2.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/select.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#define FV_HIDDEN __attribute__((visibility("hidden")))
+
+enum {
+    FV_MAX_FORMATS = 8,
+    FV_MAX_SIZES = 16,
+    FV_MAX_RATES = 8,
+    // vb2's VB2_MAX_FRAME: REQBUFS never grants more.
+    FV_MAX_BUFFERS = 32,
+    // File descriptors above this are never handed out as fake handles.
+    FV_MAX_FD = 4096,
+};
+
+// ---- configuration (read once from the environment) ----
+
+struct fv_size {
+    uint32_t width, height;
+    unsigned rate_count;
+    // Frames per second, in the order ENUM_FRAMEINTERVALS lists them; rates[0] is the default
+    // S_FMT selects.
+    uint32_t rates[FV_MAX_RATES];
+};
+
+struct fv_format {
+    uint32_t fourcc;
+    unsigned size_count;
+    struct fv_size sizes[FV_MAX_SIZES];
+};
+
+struct fv_config {
+    char device[PATH_MAX];
+    char card[32];
+    struct fv_format formats[FV_MAX_FORMATS];
+    unsigned format_count;
+    unsigned max_buffers;
+    uint64_t unplug_after;          // 0: never
+    int64_t reconnect_ns;           // < 0: never
+    double delivered_fps;           // 0: the negotiated rate
+    uint32_t jitter_us;
+    uint32_t drop_every, corrupt_jpeg_every, short_every, error_every;
+    bool busy;
+    int open_errno;                 // 0: opens succeed
+    bool not_capture;
+    int jpeg_subsampling;           // TJSAMP_422 or TJSAMP_420
+    int jpeg_quality;
+    bool trace;
+    char report[PATH_MAX];
+    char lock_file[PATH_MAX];
+};
+
+// ---- runtime state ----
+
+enum fv_buffer_state { FV_BUF_DEQUEUED, FV_BUF_QUEUED, FV_BUF_DONE };
+
+struct fv_buffer {
+    enum fv_buffer_state state;
+    bool dirty;                     // holds (or held) a picture since allocation
+    uint32_t bytesused, flags, sequence;
+    struct timeval timestamp;
+};
+
+// The memory behind one REQBUFS. It outlives REQBUFS(0) or close() while userspace still has
+// buffers mapped (vb2's orphaned buffers), so it is counted apart from the device.
+struct fv_allocation {
+    int memfd;
+    uint8_t *memory;                // the driver's own mapping of every buffer
+    size_t total;
+    unsigned count;
+    size_t length;                  // sizeimage, as QUERYBUF reports it
+    size_t stride;                  // length rounded up to whole pages: buffer i is at i*stride
+    unsigned mappings[FV_MAX_BUFFERS];
+    unsigned mapping_total;
+    bool released;                  // no longer the device's queue
+};
+
+struct fv_handle;
+
+// One appearance of the camera, from plug-in to unplug. A reconnect creates a new one in its
+// power-on state; handles opened before keep pointing at the old one and get ENODEV.
+struct fv_device {
+    unsigned generation;
+    bool gone;
+    unsigned handles;               // open handles pointing here
+    const struct fv_format *format;
+    const struct fv_size *size;
+    uint32_t fps;
+    struct fv_handle *owner;        // the handle that owns the stream (uvcvideo "privileges")
+    int lock_fd;                    // flock held while owned, when FAKE_V4L2_LOCK_FILE is set
+    struct fv_allocation *allocation;
+    struct fv_buffer buffers[FV_MAX_BUFFERS];
+    unsigned queued[FV_MAX_BUFFERS], queued_count;      // FIFO of buffer indexes
+    unsigned done[FV_MAX_BUFFERS], done_count;          // FIFO of buffer indexes
+    bool streaming;
+    int64_t start_ns;               // CLOCK_MONOTONIC at STREAMON
+    uint64_t next_sequence;
+    int64_t next_due_ns;
+    int64_t controls[16];           // current values, indexed like the control table
+};
+
+struct fv_handle {
+    struct fv_device *device;
+};
+
+struct fv_state {
+    struct fv_config config;
+    struct fv_device *device;       // the plugged-in camera, or NULL while unplugged
+    int64_t unplugged_at_ns;
+    unsigned generations;
+    struct fv_handle *handles[FV_MAX_FD];
+    unsigned open_handles;
+    uint64_t open_attempts, opens, frames_delivered, frames_dropped;
+    int64_t last_sequence;
+    bool ever_unplugged;
+};
+
+// ---- config.c ----
+
+FV_HIDDEN void fv_read_config(struct fv_config *config);
+
+// ---- fake_v4l2.c: state, handles, report ----
+
+FV_HIDDEN extern struct fv_state fv;
+// Reads the knobs and powers the camera on; called once, from fv_init().
+FV_HIDDEN void fv_state_init(void);
+FV_HIDDEN void fv_lock(void);
+FV_HIDDEN void fv_unlock(void);
+FV_HIDDEN int64_t fv_now_ns(void);
+FV_HIDDEN void fv_trace(const char *format, ...) __attribute__((format(printf, 1, 2)));
+// Copies a name into a fixed V4L2 field, cut to fit and NUL-terminated, as drivers do.
+FV_HIDDEN void fv_copy_name(void *field, size_t capacity, const char *name);
+FV_HIDDEN bool fv_is_fake_fd(int fd);
+FV_HIDDEN bool fv_is_device_path(int dirfd, const char *path);
+// Brings the camera up to date with the clock: frames that came due, unplug, reconnect.
+FV_HIDDEN void fv_tick(int64_t now);
+FV_HIDDEN bool fv_device_present(void);
+FV_HIDDEN void fv_fill_stat(struct stat *st);
+// /sys/dev/char/81:N/uevent for the node, and what it holds.
+FV_HIDDEN const char *fv_uevent_path(void);
+FV_HIDDEN int fv_uevent(char *text, size_t capacity);
+FV_HIDDEN int fv_open_handle(int backing_fd);
+FV_HIDDEN void fv_close_handle(int fd);
+FV_HIDDEN struct fv_handle *fv_handle_for(int fd);
+
+// ---- device.c: the ioctl interface ----
+// Handlers return 0 or a negative errno, as in the kernel; fv_ioctl sets errno.
+
+FV_HIDDEN int fv_ioctl(int fd, unsigned long request, void *arg);
+FV_HIDDEN const char *fv_ioctl_name(unsigned long request);
+FV_HIDDEN void fv_device_init(struct fv_device *device);
+// Makes the handle the stream's owner, or fails with -EBUSY when another handle owns it.
+FV_HIDDEN int fv_acquire(struct fv_handle *handle);
+FV_HIDDEN void fv_dismiss(struct fv_device *device);
+
+// ---- queue.c: buffers, streaming and frame timing ----
+
+FV_HIDDEN int fv_reqbufs(struct fv_handle *handle, struct v4l2_requestbuffers *request);
+FV_HIDDEN int fv_querybuf(struct fv_handle *handle, struct v4l2_buffer *buffer);
+FV_HIDDEN int fv_qbuf(struct fv_handle *handle, struct v4l2_buffer *buffer);
+// May drop the lock while it waits for a frame.
+FV_HIDDEN int fv_dqbuf(int fd, struct fv_handle *handle, struct v4l2_buffer *buffer);
+FV_HIDDEN int fv_streamon(struct fv_handle *handle, const int *type);
+FV_HIDDEN int fv_streamoff(struct fv_handle *handle, const int *type);
+// Fills frames that came due into queued buffers, or drops them; unplugs when it is time.
+FV_HIDDEN void fv_advance(struct fv_device *device, int64_t now);
+// What closing a handle does to the stream it owns.
+FV_HIDDEN void fv_release_handle(struct fv_handle *handle);
+// Poll events for a fake fd, and when the next frame could change them (INT64_MAX: never).
+FV_HIDDEN short fv_poll_events(int fd, short requested, int64_t *next_change_ns);
+// mmap of a fake fd (errno set on failure), and forgetting a mapping after munmap.
+FV_HIDDEN void *fv_mmap(void *address, size_t length, int protection, int flags, int fd, off_t offset);
+FV_HIDDEN void fv_forget_mapping(void *address, size_t length);
+FV_HIDDEN unsigned fv_mapping_count(void);
+
+// ---- controls.c ----
+
+FV_HIDDEN void fv_controls_reset(struct fv_device *device);
+FV_HIDDEN int fv_control_ioctl(struct fv_device *device, unsigned long request, void *arg);
+
+// ---- picture.c: the test pattern and its formats ----
+
+// Paints frame `sequence` in the device's current format into `destination` (capacity
+// bytes) and returns the bytes used, or 0 when encoding failed.
+FV_HIDDEN size_t fv_paint(uint32_t fourcc, uint32_t width, uint32_t height, uint32_t sequence,
+                          uint8_t *destination, size_t capacity);
+FV_HIDDEN uint32_t fv_bytesperline(uint32_t fourcc, uint32_t width);
+FV_HIDDEN uint32_t fv_sizeimage(uint32_t fourcc, uint32_t width, uint32_t height);
+FV_HIDDEN const char *fv_format_description(uint32_t fourcc);
+
+// ---- intercept*.c: the real libc functions behind the ones this library replaces ----
+
+struct fv_real {
+    int (*open)(const char *, int, ...);
+    int (*close)(int);
+    int (*ioctl)(int, unsigned long, ...);
+    void *(*mmap)(void *, size_t, int, int, int, off_t);
+    int (*munmap)(void *, size_t);
+    int (*ppoll)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
+    ssize_t (*read)(int, void *, size_t);
+    long (*syscall)(long, ...);
+    int (*openat)(int, const char *, int, ...);
+    int (*fstatat)(int, const char *, struct stat *, int);
+    int (*statx)(int, const char *, int, unsigned, struct statx *);
+    int (*faccessat)(int, const char *, int, int);
+    FILE *(*fopen)(const char *, const char *);
+    FILE *(*fopen64)(const char *, const char *);
+    int (*select)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
+    int (*pselect)(int, fd_set *, fd_set *, fd_set *, const struct timespec *, const sigset_t *);
+};
+FV_HIDDEN extern struct fv_real fv_real;
+// Finds the real functions and reads the knobs, once; every replaced entry point calls it.
+FV_HIDDEN void fv_init(void);
+FV_HIDDEN bool fv_names_device(int dirfd, const char *path);
+
+#endif

@@ -1,0 +1,95 @@
+import Foundation
+import VTCapture
+import VTTestSupport
+
+/// How the luma of a raw picture is laid out, for reading frame codes from captures.
+enum RawLayout {
+    /// Y U Y V: luma is every other byte.
+    case yuyv
+    /// NV12 and YU12 (I420): a full luma plane first, then chroma.
+    case planar420
+    /// Luma only, as `ffmpeg -pix_fmt gray` writes it.
+    case gray
+
+    func pictureSize(width: Int, height: Int) -> Int {
+        switch self {
+        case .yuyv: width * height * 2
+        case .planar420: width * height * 3 / 2
+        case .gray: width * height
+        }
+    }
+}
+
+/// The frame number coded into each picture of a raw capture (nil where none reads), in order.
+func frameNumbers(in data: Data, layout: RawLayout, width: Int, height: Int) -> [Int?] {
+    let size = layout.pictureSize(width: width, height: height)
+    return data.pictures(ofSize: size).map { picture in
+        let luma = layout == .yuyv ? stride(from: 0, to: picture.count, by: 2).map { picture[$0] } : picture
+        return luma.withUnsafeBufferPointer {
+            TestPatternSource.frameNumber(luma: $0.baseAddress!, width: width, height: height, bytesPerRow: width)
+        }
+    }
+}
+
+/// `v4l2-ctl --list-formats-ext` as lines "FOURCC WxH fps,fps,…", in the order listed.
+func formatTable(fromListFormatsExt text: String) -> [String] {
+    var lines: [String] = []
+    var fourcc = ""
+    var size = ""
+    var rates: [String] = []
+    func flush() {
+        if !size.isEmpty { lines.append("\(fourcc) \(size) \(rates.joined(separator: ","))") }
+        size = ""
+        rates = []
+    }
+    for line in text.split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+        if line.hasPrefix("["), let open = line.firstIndex(of: "'") {
+            flush()
+            fourcc = String(line[line.index(after: open)...].prefix(4))
+        } else if line.hasPrefix("Size: Discrete ") {
+            flush()
+            size = String(line.dropFirst("Size: Discrete ".count))
+        } else if line.hasPrefix("Interval: Discrete "), let open = line.firstIndex(of: "("),
+                  let rate = Double(line[line.index(after: open)...].prefix { $0 != " " }) {
+            rates.append(String(Int(rate.rounded())))
+        }
+    }
+    flush()
+    return lines
+}
+
+/// The controls `v4l2-ctl --list-ctrls` prints, as "name type", in order.
+func controlList(fromListCtrls text: String) -> [String] {
+    text.split(separator: "\n").compactMap { line in
+        let words = line.split(separator: " ")
+        guard words.count >= 3, words[1].hasPrefix("0x"), words[2].hasPrefix("(") else { return nil }
+        return "\(words[0]) \(words[2].dropFirst().dropLast())"
+    }
+}
+
+/// Every number that follows `label` in a text, e.g. the "seq:" values of `v4l2-ctl --verbose`.
+func numbers(after label: String, in text: String) -> [Double] {
+    text.components(separatedBy: label).dropFirst().compactMap { rest in
+        Double(rest.drop { $0 == " " }.prefix { $0.isNumber || $0 == "." })
+    }
+}
+
+extension FakeCamera {
+    /// Runs `v4l2-ctl -d <camera> arguments…` against the camera.
+    func v4l2ctl(_ arguments: [String], sharedOwnership: Bool = false) throws -> ChildProcess.Result {
+        try ChildProcess.run(["v4l2-ctl", "-d", path] + arguments,
+                             environment: environment(sharedOwnership: sharedOwnership), timeout: .seconds(30))
+    }
+
+    /// Records `frames` pictures from the camera with ffmpeg's v4l2 input, as gray (luma only)
+    /// into `output`. `-fps_mode passthrough` keeps ffmpeg from duplicating or dropping
+    /// pictures to make a constant rate, so the file holds exactly what the device gave.
+    func ffmpegGray(inputFormat: String, size: String, frameRate: Int = 30, frames: Int,
+                    output: String, logLevel: String = "warning") throws -> ChildProcess.Result {
+        try ChildProcess.run(["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", logLevel,
+                              "-f", "v4l2", "-input_format", inputFormat, "-video_size", size,
+                              "-framerate", "\(frameRate)", "-i", path, "-frames:v", "\(frames)",
+                              "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "gray", "-y", output],
+                             environment: environment(), timeout: .seconds(30))
+    }
+}

@@ -1,0 +1,172 @@
+import Foundation
+
+/// A fake USB camera for a test: the environment that makes a child process see a uvcvideo
+/// device at `path`, through the LD_PRELOAD library built from Tests/FakeV4L2, and the reports
+/// the processes that used it leave when they exit.
+///
+///     let camera = try FakeCamera(knobs: [.dropEvery(5)])
+///     let result = try ChildProcess.run(["ffmpeg", "-f", "v4l2", "-i", camera.path, …],
+///                                       environment: camera.environment())
+///     #expect(try camera.report().releasedEverything)
+///
+/// The camera lives in each child process separately: two processes never share stream
+/// ownership unless the camera has a lock file (`.lockFile`), as `sharedOwnership()` gives.
+public final class FakeCamera: Sendable {
+    public let path: String
+    public let knobs: [Knob]
+    /// A directory of the camera's own, removed with it: reports, lock file, captures.
+    public let directory: URL
+
+    /// One fault or setting; each is an environment variable documented in fake_v4l2.c.
+    public enum Knob: Sendable {
+        /// Formats, sizes and rates: "YUYV:640x480@30/15/5,1920x1080@5;MJPG:…", or "webcam".
+        case formats(String)
+        case card(String)
+        case maxBuffers(Int)
+        /// Unplugged when frame `frames` of a stream comes due.
+        case unplugAfter(frames: Int)
+        /// The path reappears this long after the unplug.
+        case reconnectAfter(milliseconds: Int)
+        case deliveredFramesPerSecond(Double)
+        case jitter(microseconds: Int)
+        /// The driver drops sequence N-1, 2N-1, …
+        case dropEvery(Int)
+        case corruptJPEGEvery(Int)
+        case shortBufferEvery(Int)
+        case errorFlagEvery(Int)
+        /// Another program owns the camera: S_FMT, S_PARM, S_INPUT and REQBUFS give EBUSY.
+        case busy
+        /// open() fails with this errno name, e.g. "EACCES".
+        case openError(String)
+        /// The node is a metadata node, not a video capture device.
+        case notCapture
+        case jpegSubsampling(Int)
+        case jpegQuality(Int)
+        /// Every call on the device is logged to standard error.
+        case trace
+
+        var variable: (name: String, value: String) {
+            switch self {
+            case .formats(let table): ("FAKE_V4L2_FORMATS", table)
+            case .card(let name): ("FAKE_V4L2_CARD", name)
+            case .maxBuffers(let count): ("FAKE_V4L2_MAX_BUFFERS", "\(count)")
+            case .unplugAfter(let frames): ("FAKE_V4L2_UNPLUG_AFTER", "\(frames)")
+            case .reconnectAfter(let milliseconds): ("FAKE_V4L2_RECONNECT_MS", "\(milliseconds)")
+            case .deliveredFramesPerSecond(let rate): ("FAKE_V4L2_DELIVERED_FPS", "\(rate)")
+            case .jitter(let microseconds): ("FAKE_V4L2_JITTER_US", "\(microseconds)")
+            case .dropEvery(let n): ("FAKE_V4L2_DROP_EVERY", "\(n)")
+            case .corruptJPEGEvery(let n): ("FAKE_V4L2_CORRUPT_JPEG_EVERY", "\(n)")
+            case .shortBufferEvery(let n): ("FAKE_V4L2_SHORT_EVERY", "\(n)")
+            case .errorFlagEvery(let n): ("FAKE_V4L2_ERROR_EVERY", "\(n)")
+            case .busy: ("FAKE_V4L2_BUSY", "1")
+            case .openError(let name): ("FAKE_V4L2_OPEN_ERRNO", name)
+            case .notCapture: ("FAKE_V4L2_NOT_CAPTURE", "1")
+            case .jpegSubsampling(let value): ("FAKE_V4L2_JPEG_SUBSAMPLING", "\(value)")
+            case .jpegQuality(let quality): ("FAKE_V4L2_JPEG_QUALITY", "\(quality)")
+            case .trace: ("FAKE_V4L2_TRACE", "1")
+            }
+        }
+    }
+
+    /// A camera at `path` (which must not exist on disk) with the given knobs.
+    public init(path: String = "/dev/video0", knobs: [Knob] = []) throws {
+        self.path = path
+        self.knobs = knobs
+        directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("fake-camera-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// A path inside the camera's directory, for captures and other files of the test.
+    public func file(_ name: String) -> String {
+        directory.appendingPathComponent(name).path
+    }
+
+    /// The lock file that makes stream ownership hold across processes.
+    public var lockFile: String { file("ownership.lock") }
+
+    /// The environment for a child process: `base` without any FAKE_V4L2_ settings it had,
+    /// plus the library, the device path, the report location and the knobs.
+    public func environment(base: [String: String] = ProcessInfo.processInfo.environment,
+                            sharedOwnership: Bool = false) throws -> [String: String] {
+        var environment = base.filter { !$0.key.hasPrefix("FAKE_V4L2_") }
+        let library = try FakeV4L2Library.path()
+        environment["LD_PRELOAD"] = [library, base["LD_PRELOAD"]].compactMap { $0 }
+            .filter { !$0.isEmpty }.joined(separator: ":")
+        environment["FAKE_V4L2_DEVICE"] = path
+        environment["FAKE_V4L2_REPORT"] = file("report-%p.txt")
+        if sharedOwnership { environment["FAKE_V4L2_LOCK_FILE"] = lockFile }
+        for knob in knobs {
+            let (name, value) = knob.variable
+            environment[name] = value
+        }
+        return environment
+    }
+
+    /// The reports of every process that tried to open the camera and has exited normally.
+    public func reports() throws -> [Report] {
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            .filter { $0.hasPrefix("report-") && $0.hasSuffix(".txt") }
+            .sorted()
+        return try names.map { try Report(text: String(contentsOfFile: file($0), encoding: .utf8)) }
+    }
+
+    /// The report of the one process that used the camera.
+    public func report() throws -> Report {
+        let all = try reports()
+        guard all.count == 1 else { throw ReportMissing(count: all.count, directory: directory.path) }
+        return all[0]
+    }
+
+    public struct ReportMissing: Error, CustomStringConvertible {
+        public let count: Int
+        public let directory: String
+        public var description: String {
+            "expected one fake camera report in \(directory), found \(count) "
+                + "(a process writes one only when it tried to open the camera and exited normally)"
+        }
+    }
+
+    /// What a process left of the camera when it exited.
+    public struct Report: Sendable, Equatable, CustomStringConvertible {
+        public let values: [String: String]
+
+        init(text: String) {
+            var values: [String: String] = [:]
+            for line in text.split(separator: "\n") {
+                let parts = line.split(separator: "=", maxSplits: 1)
+                if parts.count == 2 { values[String(parts[0])] = String(parts[1]) }
+            }
+            self.values = values
+        }
+
+        private func number(_ key: String) -> Int { values[key].flatMap { Int($0) } ?? -999 }
+
+        public var openHandles: Int { number("open_handles") }
+        public var mappedBuffers: Int { number("mapped_buffers") }
+        public var streaming: Bool { number("streaming") != 0 }
+        /// Buffers the driver held at exit (queued or filled and not dequeued).
+        public var buffersQueued: Int { number("buffers_queued") }
+        /// Successful DQBUFs.
+        public var framesDelivered: Int { number("frames_delivered") }
+        public var framesDropped: Int { number("frames_dropped") }
+        /// The sequence number of the last buffer dequeued, -1 when none was.
+        public var lastSequence: Int { number("last_sequence") }
+        public var opens: Int { number("opens") }
+        public var unplugged: Bool { number("unplugged") != 0 }
+        public var processIdentifier: Int { number("pid") }
+
+        /// Nothing open, mapped, queued or streaming: the process gave the camera back.
+        public var releasedEverything: Bool {
+            openHandles == 0 && mappedBuffers == 0 && !streaming && buffersQueued == 0
+        }
+
+        public var description: String {
+            values.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        }
+    }
+}
