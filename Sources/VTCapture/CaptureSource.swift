@@ -61,6 +61,13 @@ public protocol CaptureSource: AnyObject, Sendable {
     func nextFrame() throws -> CapturedFrame?
     /// Asks the source to end: the next `nextFrame()` returns nil.
     func stop()
+    /// Gives back what the source holds (a camera's stream, buffers and device) once capture
+    /// has ended; `nextFrame()` is not called afterwards.
+    func close()
+}
+
+extension CaptureSource {
+    public func close() {}
 }
 
 /// Frames a source saw but did not deliver, by reason.

@@ -38,7 +38,9 @@ final class V4L2BufferRing: @unchecked Sendable {
         var streaming = false
         /// True for buffers userspace holds (dequeued, not yet given back).
         var held: [Bool]
-        var closed = false
+        /// `close()` was asked for; the mappings go when the last held buffer comes back.
+        var closing = false
+        var released = false
     }
 
     let device: V4L2Device
@@ -88,7 +90,26 @@ final class V4L2BufferRing: @unchecked Sendable {
     }
 
     deinit {
-        stop()
+        state.withLock { state in
+            stopStreaming(&state)
+            release(&state)
+        }
+    }
+
+    /// Stops the stream and gives everything back to the driver: the mappings, the buffers and
+    /// the device. Buffers still leased keep their memory until they are given back; the last
+    /// one finishes the job.
+    func close() {
+        state.withLock { state in
+            stopStreaming(&state)
+            state.closing = true
+            if !state.held.contains(true) { release(&state) }
+        }
+    }
+
+    private func release(_ state: inout State) {
+        guard !state.released else { return }
+        state.released = true
         Self.unmap(mappings)
         Self.freeBuffers(device)
         device.close()
@@ -97,7 +118,7 @@ final class V4L2BufferRing: @unchecked Sendable {
     /// VIDIOC_STREAMON.
     func start() throws(CaptureError) {
         try state.withLock { state throws(CaptureError) in
-            guard !state.streaming else { return }
+            guard !state.streaming, !state.closing else { return }
             var type = Int32(V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue)
             try device.require(vt_VIDIOC_STREAMON, &type, name: "VIDIOC_STREAMON")
             state.streaming = true
@@ -107,17 +128,20 @@ final class V4L2BufferRing: @unchecked Sendable {
     /// VIDIOC_STREAMOFF: the driver lets go of every buffer. Errors are ignored: after an
     /// unplug there is nothing left to stop.
     func stop() {
-        state.withLock { state in
-            guard state.streaming else { return }
-            var type = Int32(V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue)
-            _ = device.ioctl(vt_VIDIOC_STREAMOFF, &type)
-            state.streaming = false
-        }
+        state.withLock { stopStreaming(&$0) }
+    }
+
+    private func stopStreaming(_ state: inout State) {
+        guard state.streaming, !state.released else { return }
+        var type = Int32(V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue)
+        _ = device.ioctl(vt_VIDIOC_STREAMOFF, &type)
+        state.streaming = false
     }
 
     /// A filled buffer, or nil when none is ready yet.
     func dequeue() throws(CaptureError) -> Dequeued? {
         try state.withLock { state throws(CaptureError) -> Dequeued? in
+            guard state.streaming else { return nil }
             var buffer = Self.bufferDescriptor(0)
             if let code = device.ioctl(vt_VIDIOC_DQBUF, &buffer) {
                 if code == EAGAIN { return nil }
@@ -141,6 +165,10 @@ final class V4L2BufferRing: @unchecked Sendable {
         state.withLock { state in
             precondition(state.held[index], "V4L2 buffer \(index) given back twice")
             state.held[index] = false
+            if state.closing {
+                if !state.held.contains(true) { release(&state) }
+                return
+            }
             guard state.streaming else { return }
             var buffer = Self.bufferDescriptor(index)
             // QBUF fails only when the device is gone or the stream stopped, which the next

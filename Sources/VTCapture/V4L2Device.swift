@@ -54,6 +54,16 @@ final class V4L2Device {
             Glibc.close(opened)
             throw .notACaptureDevice(path: path, what: "a capture device without streaming I/O, which vtrecord needs")
         }
+        // Another program streaming from the camera makes S_FMT fail with EBUSY. Asking here,
+        // for the format already set, finds that out before libv4l2, which would print its
+        // own line about it.
+        var current = v4l2_format()
+        current.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
+        if Glibc.ioctl(opened, vt_VIDIOC_G_FMT, &current) == 0,
+           Glibc.ioctl(opened, vt_VIDIOC_S_FMT, &current) != 0, errno == EBUSY {
+            Glibc.close(opened)
+            throw .deviceBusy(path: path)
+        }
         guard v4l2_fd_open(opened, 0) == opened else {
             let code = errno
             Glibc.close(opened)

@@ -116,6 +116,13 @@ public final class V4L2Source: CaptureSource {
         stopSignal.raise()
     }
 
+    /// STREAMOFF, munmap and close; a frame still leased keeps its buffer until it is given
+    /// back. Called once capture has ended.
+    public func close() {
+        stopSignal.raise()
+        ring.close()
+    }
+
     /// Waits for the next good frame. Nil after `stop()`. Throws `.unplugged` when the device
     /// goes away; frames delivered before that have all been handed out.
     public func nextFrame() throws(CaptureError) -> CapturedFrame? {
@@ -130,17 +137,12 @@ public final class V4L2Source: CaptureSource {
             reader.streaming = true
         }
         while true {
-            if stopSignal.isRaised {
+            // Poll first: a DQBUF that finds nothing makes libv4l2 complain on stderr.
+            guard !stopSignal.isRaised, stopSignal.waitUntilReadable(ring.device.fd) else {
                 ring.stop()
                 return nil
             }
-            guard let filled = try ring.dequeue() else {
-                if !stopSignal.waitUntilReadable(ring.device.fd) {
-                    ring.stop()
-                    return nil
-                }
-                continue
-            }
+            guard let filled = try ring.dequeue() else { continue }
             countSequence(filled.sequence, &reader)
             if let frame = try deliver(filled, &reader) { return frame }
         }

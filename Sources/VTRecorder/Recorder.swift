@@ -130,8 +130,9 @@ public final class Recorder: @unchecked Sendable {
             reason = .error
             stopCapture()
         }
-        // The source is not touched again once run returns (a device can then be closed safely).
+        // Once the capture thread is out of the source, the source can give its device back.
         captureThreadDone?.wait()
+        source.close()
         if failure == nil, let captureError = captureFailure.withLock({ $0 }) {
             failure = captureError
             reason = .error

@@ -76,6 +76,11 @@ public final class ChildProcess {
 
     public var isRunning: Bool { process.isRunning }
 
+    /// Sends `signal` (SIGINT, SIGTERM…) to the program.
+    public func send(_ signal: Int32) {
+        kill(process.processIdentifier, signal)
+    }
+
     /// The standard error the program has written so far.
     public var standardErrorSoFar: String { String(decoding: errors.data, as: UTF8.self) }
 

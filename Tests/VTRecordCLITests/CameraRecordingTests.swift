@@ -1,0 +1,193 @@
+import Foundation
+import Testing
+import VTCapture
+import VTTestSupport
+
+/// Recording from the fake uvcvideo camera through the built binary. The camera draws its
+/// `sequence` number into every picture, so the decoded file shows exactly which captured
+/// frames it holds, in what order, and which were repeated.
+///
+/// Serialized: each test captures in real time, and two at once on a small machine would
+/// make the encoder fall behind for reasons that have nothing to do with the test.
+@Suite(.serialized) struct CameraRecordingTests {
+    /// Runs vtrecord against `camera` and returns the result and the JSON summary.
+    static func record(_ camera: FakeCamera, _ arguments: [String],
+                       output: String? = nil) throws -> (ProcessResult, [String: Any]) {
+        let out = output ?? camera.file("out.h264")
+        let summary = camera.file("summary.json")
+        let r = try Tools.run(Tools.vtrecord,
+                              ["--device", camera.path, "-o", out, "--json-summary", summary, "--quiet",
+                               "--speed", "ultrafast"] + arguments,
+                              environment: try camera.environment())
+        let data = (try? Data(contentsOf: URL(fileURLWithPath: summary))) ?? Data()
+        let json = (try? JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:]
+        return (r, json)
+    }
+
+    /// The counters in a decoded recording, in display order (nil where unreadable). Only the
+    /// top rows, where the code is, are decoded.
+    static func counters(_ file: String, width: Int) throws -> [Int?] {
+        let rows = 96
+        let r = try Tools.run("ffmpeg", ["-v", "error", "-i", file, "-fps_mode", "passthrough",
+                                         "-vf", "crop=\(width):\(rows):0:0", "-f", "rawvideo", "-pix_fmt", "gray", "-"])
+        try #require(r.status == 0, "ffmpeg: \(r.stderr)")
+        let frameSize = width * rows
+        try #require(r.stdout.count % frameSize == 0)
+        return r.stdout.withUnsafeBytes { raw in
+            let base = raw.bindMemory(to: UInt8.self).baseAddress!
+            return (0..<(raw.count / frameSize)).map {
+                TestPatternSource.frameNumber(luma: base + $0 * frameSize, width: width, height: rows, bytesPerRow: width)
+            }
+        }
+    }
+
+    struct Mode: CustomTestStringConvertible, Sendable {
+        var format: String
+        var width: Int
+        var height: Int
+        var testDescription: String { "\(format) \(width)x\(height)" }
+    }
+
+    @Test(arguments: [Mode(format: "yuyv", width: 1280, height: 720),
+                      Mode(format: "mjpeg", width: 1920, height: 1080),
+                      Mode(format: "nv12", width: 640, height: 480)])
+    func everyCapturedFrameOnceInOrder(_ mode: Mode) throws {
+        let camera = try FakeCamera()
+        let (r, json) = try Self.record(camera, ["--format", mode.format, "--size", "\(mode.width)x\(mode.height)",
+                                                 "--fps", "30", "--frames", "150", "--timing", "passthrough"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try Self.counters(camera.file("out.h264"), width: mode.width) == (0..<150).map { Optional($0) },
+                "summary: \(json)")
+        #expect((json["format"] as? [String: Any])?["pixel_format"] as? String == mode.format)
+        #expect(json["frames_encoded"] as? Int == 150)
+        #expect(json["frames_bad"] as? Int == 0)
+        let report = try camera.report()
+        #expect(report.releasedEverything, "\(report)")
+        if mode.format == "mjpeg" {
+            let probe = try Tools.ffprobe(camera.file("out.h264"), ["-show_entries", "stream=color_range"])
+            #expect((probe["streams"] as? [[String: Any]])?.first?["color_range"] as? String == "pc")
+        }
+    }
+
+    @Test func driverDropsAreCountedAndMissingFromAPassthroughFile() throws {
+        let camera = try FakeCamera(knobs: [.dropEvery(10)])
+        let (r, json) = try Self.record(camera, ["--size", "640x480", "--frames", "60", "--timing", "passthrough"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let counters = try Self.counters(camera.file("out.h264"), width: 640).map { try #require($0) }
+        #expect(counters.count == 60)
+        #expect(counters == counters.sorted() && Set(counters).count == counters.count, "duplicates or disorder: \(counters)")
+        let missing = Set(0...counters.last!).subtracting(counters)
+        #expect(missing.count == json["dropped_driver"] as? Int, "\(missing.sorted()) vs \(json)")
+        #expect(missing.allSatisfy { $0 % 10 == 9 }, "\(missing.sorted())")
+        #expect(json["frames_duplicated"] as? Int == 0)
+    }
+
+    @Test func driverDropsAreFilledOnTheGridWithCFR() throws {
+        let camera = try FakeCamera(knobs: [.dropEvery(10)])
+        let (r, json) = try Self.record(camera, ["--size", "640x480", "--fps", "30", "--duration", "3s"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let counters = try Self.counters(camera.file("out.h264"), width: 640).map { try #require($0) }
+        #expect(counters.count == 90, "\(json)")
+        #expect(counters == counters.sorted(), "\(counters)")
+        let repeats = counters.count - Set(counters).count
+        #expect(repeats == json["frames_duplicated"] as? Int, "\(counters) vs \(json)")
+        #expect(repeats >= 8, "every tenth frame was dropped: \(counters)")
+        // Each repeat stands in for the dropped frame after it.
+        for (a, b) in zip(counters, counters.dropFirst()) where a == b { #expect(a % 10 == 8, "\(counters)") }
+    }
+
+    @Test func aCameraAtHalfRatePlaysForTheRightTime() throws {
+        let camera = try FakeCamera(knobs: [.deliveredFramesPerSecond(15)])
+        let (r, json) = try Self.record(camera, ["--size", "640x480", "--fps", "30", "--duration", "4s"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let counters = try Self.counters(camera.file("out.h264"), width: 640).map { try #require($0) }
+        #expect(counters.count == 120, "\(json)")
+        #expect(Set(counters).count <= 62, "a 15 fps camera gives about 60 pictures in 4 s: \(counters)")
+        #expect(json["frames_duplicated"] as? Int == counters.count - Set(counters).count)
+        let probe = try Tools.ffprobe(camera.file("out.h264"), ["-show_entries", "stream=r_frame_rate"])
+        #expect((probe["streams"] as? [[String: Any]])?.first?["r_frame_rate"] as? String == "30/1")
+    }
+
+    @Test func autoPicksMJPEGWhenYUYVCannotReachTheRate() throws {
+        let camera = try FakeCamera(knobs: [.formats("webcam")])
+        let (r, json) = try Self.record(camera, ["--size", "1920x1080", "--fps", "30", "--frames", "10"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect((json["format"] as? [String: Any])?["pixel_format"] as? String == "mjpeg")
+        #expect((json["format"] as? [String: Any])?["fps"] as? String == "30")
+
+        // Asked for YUYV at 1080p30, the camera gives 5 fps: one line says so and the run goes
+        // on; with --strict-format it stops before any output exists.
+        let yuyv = try Self.record(camera, ["--size", "1920x1080", "--fps", "30", "--frames", "3", "--format", "yuyv",
+                                            "--overwrite"])
+        #expect(yuyv.0.status == 0, "\(yuyv.0.stderr)")
+        #expect(yuyv.0.stderr.contains("asked for 30 fps, the camera gives 5 fps"), "\(yuyv.0.stderr)")
+        #expect((yuyv.1["requested"] as? [String: Any])?["fps"] as? String == "30")
+        #expect((yuyv.1["format"] as? [String: Any])?["fps"] as? String == "5")
+        let strictOut = camera.file("strict.h264")
+        let strict = try Self.record(camera, ["--size", "1920x1080", "--fps", "30", "--frames", "3", "--format", "yuyv",
+                                              "--strict-format"], output: strictOut)
+        #expect(strict.0.status == 3, "\(strict.0.stderr)")
+        #expect(strict.0.stderr.contains("--strict-format"))
+        #expect(!FileManager.default.fileExists(atPath: strictOut))
+    }
+
+    @Test func interruptedRecordingKeepsEveryCapturedFrame() throws {
+        let camera = try FakeCamera()
+        let child = try ChildProcess(
+            [Tools.vtrecord, "--device", camera.path, "--size", "640x480", "--timing", "passthrough", "--speed", "ultrafast",
+             "-o", camera.file("out.h264"), "--json-summary", camera.file("summary.json")],
+            environment: try camera.environment())
+        #expect(child.waitForStandardError(containing: "recording"), "\(child.standardErrorSoFar)")
+        Thread.sleep(forTimeInterval: 2)
+        child.send(SIGINT)
+        let result = child.wait(timeout: .seconds(20))
+        #expect(result.status == 0, "\(result.transcript)")
+        let json = try #require(try JSONSerialization.jsonObject(
+            with: Data(contentsOf: URL(fileURLWithPath: camera.file("summary.json")))) as? [String: Any])
+        #expect(json["stop_reason"] as? String == "signal")
+        let counters = try Self.counters(camera.file("out.h264"), width: 640).map { try #require($0) }
+        let encoded = try #require(json["frames_encoded"] as? Int)
+        #expect(counters.count == encoded)
+        #expect(encoded > 30)
+        let captured = try #require(json["frames_captured"] as? Int)
+        #expect(captured - (json["dropped_queue"] as? Int ?? -1) - (json["frames_bad"] as? Int ?? -1) == encoded)
+        let report = try camera.report()
+        #expect(counters.last == report.lastSequence, "last dequeued \(report.lastSequence), file ends at \(counters.last ?? -1)")
+        #expect(report.releasedEverything, "\(report)")
+    }
+
+    @Test func anUnpluggedCameraEndsTheFileAtItsLastFrame() throws {
+        let camera = try FakeCamera(knobs: [.unplugAfter(frames: 60)])
+        let (r, json) = try Self.record(camera, ["--size", "640x480", "--timing", "passthrough"])
+        #expect(r.status == 3, "\(r.stderr)")
+        #expect(r.stderr.contains("unplugged"), "\(r.stderr)")
+        let counters = try Self.counters(camera.file("out.h264"), width: 640).map { try #require($0) }
+        let dropped = (json["dropped_driver"] as? Int ?? 0) + (json["dropped_queue"] as? Int ?? 0)
+        #expect(counters.count == 60 - dropped, "\(counters)")
+        #expect(counters.last == 59)
+        #expect(counters == counters.sorted())
+        #expect(json["stop_reason"] as? String == "error")
+    }
+
+    struct Refusal: CustomTestStringConvertible, Sendable {
+        var knob: FakeCamera.Knob?
+        var device: String?
+        var message: String
+        var testDescription: String { message }
+    }
+
+    @Test(arguments: [Refusal(knob: .busy, message: "is busy: another program is using the camera"),
+                      Refusal(knob: .openError("EACCES"), message: "no permission: add the user to the 'video' group"),
+                      Refusal(knob: nil, device: "/dev/video7", message: "no such device"),
+                      Refusal(knob: .notCapture, message: "is not a video capture device: it is a metadata capture node")])
+    func refusedCamerasExitThreeAndCreateNothing(_ refusal: Refusal) throws {
+        let camera = try FakeCamera(knobs: refusal.knob.map { [$0] } ?? [])
+        let out = camera.file("never.h264")
+        let r = try Tools.run(Tools.vtrecord, ["--device", refusal.device ?? camera.path, "-o", out, "--frames", "5"],
+                              environment: try camera.environment())
+        #expect(r.status == 3, "\(r.stderr)")
+        #expect(r.stderr.contains(refusal.message), "\(r.stderr)")
+        #expect(r.stderr.split(separator: "\n").count == 1, "one line: \(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
+}
