@@ -159,44 +159,37 @@ static mode_t mode_argument(int flags, va_list arguments) {
     return (flags & (O_CREAT | O_TMPFILE)) ? (mode_t)va_arg(arguments, int) : 0;
 }
 
-FV_EXPORT int open(const char *path, int flags, ...) {
-    va_list arguments;
-    va_start(arguments, flags);
-    mode_t mode = mode_argument(flags, arguments);
-    va_end(arguments);
-    if (fv_names_device(AT_FDCWD, path)) return open_device(path, flags);
-    if (names_uevent(path)) return open_uevent();
-    return fv_real.openat(AT_FDCWD, path, flags, mode);
-}
-
-FV_EXPORT int open64(const char *path, int flags, ...) {
-    va_list arguments;
-    va_start(arguments, flags);
-    mode_t mode = mode_argument(flags, arguments);
-    va_end(arguments);
-    if (fv_names_device(AT_FDCWD, path)) return open_device(path, flags);
-    if (names_uevent(path)) return open_uevent();
-    return fv_real.openat(AT_FDCWD, path, flags | O_LARGEFILE, mode);
-}
-
-FV_EXPORT int openat(int dirfd, const char *path, int flags, ...) {
-    va_list arguments;
-    va_start(arguments, flags);
-    mode_t mode = mode_argument(flags, arguments);
-    va_end(arguments);
-    if (fv_names_device(dirfd, path)) return open_device(path, flags);
+// open, open64, openat and openat64 differ only in the directory and O_LARGEFILE.
+static int open_at(int dirfd, const char *path, int flags, mode_t mode) {
+    if (fv_names_device(dirfd, path)) return open_device(path, flags & ~O_LARGEFILE);
     if (names_uevent(path)) return open_uevent();
     return fv_real.openat(dirfd, path, flags, mode);
 }
 
+#define FV_MODE_ARGUMENT(flags, mode)              \
+    va_list arguments;                             \
+    va_start(arguments, flags);                    \
+    mode_t mode = mode_argument(flags, arguments); \
+    va_end(arguments)
+
+FV_EXPORT int open(const char *path, int flags, ...) {
+    FV_MODE_ARGUMENT(flags, mode);
+    return open_at(AT_FDCWD, path, flags, mode);
+}
+
+FV_EXPORT int open64(const char *path, int flags, ...) {
+    FV_MODE_ARGUMENT(flags, mode);
+    return open_at(AT_FDCWD, path, flags | O_LARGEFILE, mode);
+}
+
+FV_EXPORT int openat(int dirfd, const char *path, int flags, ...) {
+    FV_MODE_ARGUMENT(flags, mode);
+    return open_at(dirfd, path, flags, mode);
+}
+
 FV_EXPORT int openat64(int dirfd, const char *path, int flags, ...) {
-    va_list arguments;
-    va_start(arguments, flags);
-    mode_t mode = mode_argument(flags, arguments);
-    va_end(arguments);
-    if (fv_names_device(dirfd, path)) return open_device(path, flags);
-    if (names_uevent(path)) return open_uevent();
-    return fv_real.openat(dirfd, path, flags | O_LARGEFILE, mode);
+    FV_MODE_ARGUMENT(flags, mode);
+    return open_at(dirfd, path, flags | O_LARGEFILE, mode);
 }
 
 // The _FORTIFY_SOURCE variants, called when the mode argument is known to be absent.

@@ -24,23 +24,6 @@ import VTTestSupport
         return (r, json)
     }
 
-    /// The counters in a decoded recording, in display order (nil where unreadable). Only the
-    /// top rows, where the code is, are decoded.
-    static func counters(_ file: String, width: Int) throws -> [Int?] {
-        let rows = 96
-        let r = try Tools.run("ffmpeg", ["-v", "error", "-i", file, "-fps_mode", "passthrough",
-                                         "-vf", "crop=\(width):\(rows):0:0", "-f", "rawvideo", "-pix_fmt", "gray", "-"])
-        try #require(r.status == 0, "ffmpeg: \(r.stderr)")
-        let frameSize = width * rows
-        try #require(r.stdout.count % frameSize == 0)
-        return r.stdout.withUnsafeBytes { raw in
-            let base = raw.bindMemory(to: UInt8.self).baseAddress!
-            return (0..<(raw.count / frameSize)).map {
-                TestPatternSource.frameNumber(luma: base + $0 * frameSize, width: width, height: rows, bytesPerRow: width)
-            }
-        }
-    }
-
     struct Mode: CustomTestStringConvertible, Sendable {
         var format: String
         var width: Int
@@ -56,7 +39,7 @@ import VTTestSupport
         let (r, json) = try Self.record(camera, ["--format", mode.format, "--size", "\(mode.width)x\(mode.height)",
                                                  "--fps", "30", "--frames", "150", "--timing", "passthrough"])
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(try Self.counters(camera.file("out.h264"), width: mode.width) == (0..<150).map { Optional($0) },
+        #expect(try Tools.counters(camera.file("out.h264"), width: mode.width) == (0..<150).map { Optional($0) },
                 "summary: \(json)")
         #expect((json["format"] as? [String: Any])?["pixel_format"] as? String == mode.format)
         #expect(json["frames_encoded"] as? Int == 150)
@@ -73,7 +56,7 @@ import VTTestSupport
         let camera = try FakeCamera(knobs: [.dropEvery(10)])
         let (r, json) = try Self.record(camera, ["--size", "640x480", "--frames", "60", "--timing", "passthrough"])
         #expect(r.status == 0, "\(r.stderr)")
-        let counters = try Self.counters(camera.file("out.h264"), width: 640).map { try #require($0) }
+        let counters = try Tools.counters(camera.file("out.h264"), width: 640).map { try #require($0) }
         #expect(counters.count == 60)
         #expect(counters == counters.sorted() && Set(counters).count == counters.count, "duplicates or disorder: \(counters)")
         let missing = Set(0...counters.last!).subtracting(counters)
@@ -86,7 +69,7 @@ import VTTestSupport
         let camera = try FakeCamera(knobs: [.dropEvery(10)])
         let (r, json) = try Self.record(camera, ["--size", "640x480", "--fps", "30", "--duration", "3s"])
         #expect(r.status == 0, "\(r.stderr)")
-        let counters = try Self.counters(camera.file("out.h264"), width: 640).map { try #require($0) }
+        let counters = try Tools.counters(camera.file("out.h264"), width: 640).map { try #require($0) }
         #expect(counters.count == 90, "\(json)")
         #expect(counters == counters.sorted(), "\(counters)")
         let repeats = counters.count - Set(counters).count
@@ -100,7 +83,7 @@ import VTTestSupport
         let camera = try FakeCamera(knobs: [.deliveredFramesPerSecond(15)])
         let (r, json) = try Self.record(camera, ["--size", "640x480", "--fps", "30", "--duration", "4s"])
         #expect(r.status == 0, "\(r.stderr)")
-        let counters = try Self.counters(camera.file("out.h264"), width: 640).map { try #require($0) }
+        let counters = try Tools.counters(camera.file("out.h264"), width: 640).map { try #require($0) }
         #expect(counters.count == 120, "\(json)")
         #expect(Set(counters).count <= 62, "a 15 fps camera gives about 60 pictures in 4 s: \(counters)")
         #expect(json["frames_duplicated"] as? Int == counters.count - Set(counters).count)
@@ -145,7 +128,7 @@ import VTTestSupport
         let json = try #require(try JSONSerialization.jsonObject(
             with: Data(contentsOf: URL(fileURLWithPath: camera.file("summary.json")))) as? [String: Any])
         #expect(json["stop_reason"] as? String == "signal")
-        let counters = try Self.counters(camera.file("out.h264"), width: 640).map { try #require($0) }
+        let counters = try Tools.counters(camera.file("out.h264"), width: 640).map { try #require($0) }
         let encoded = try #require(json["frames_encoded"] as? Int)
         #expect(counters.count == encoded)
         #expect(encoded > 30)
@@ -161,7 +144,7 @@ import VTTestSupport
         let (r, json) = try Self.record(camera, ["--size", "640x480", "--timing", "passthrough"])
         #expect(r.status == 3, "\(r.stderr)")
         #expect(r.stderr.contains("unplugged"), "\(r.stderr)")
-        let counters = try Self.counters(camera.file("out.h264"), width: 640).map { try #require($0) }
+        let counters = try Tools.counters(camera.file("out.h264"), width: 640).map { try #require($0) }
         let dropped = (json["dropped_driver"] as? Int ?? 0) + (json["dropped_queue"] as? Int ?? 0)
         #expect(counters.count == 60 - dropped, "\(counters)")
         #expect(counters.last == 59)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import VTCapture
 
 /// What a finished process left behind.
 struct ProcessResult {
@@ -72,6 +73,22 @@ enum Tools {
         var env = ProcessInfo.processInfo.environment
         env["VTRECORD"] = vtrecord
         return try run("/bin/bash", ["-c", script], cwd: cwd, environment: env)
+    }
+
+    /// The frame counters (test pattern, fake camera) in a decoded recording, in display
+    /// order, nil where unreadable. Only the top `rows` are decoded: the code sits there.
+    static func counters(_ file: String, width: Int, rows: Int = 96) throws -> [Int?] {
+        let r = try run("ffmpeg", ["-v", "error", "-i", file, "-fps_mode", "passthrough",
+                                   "-vf", "crop=\(width):\(rows):0:0", "-f", "rawvideo", "-pix_fmt", "gray", "-"])
+        try #require(r.status == 0, "ffmpeg: \(r.stderr)")
+        let frameSize = width * rows
+        try #require(r.stdout.count % frameSize == 0)
+        return r.stdout.withUnsafeBytes { raw in
+            let base = raw.bindMemory(to: UInt8.self).baseAddress!
+            return (0..<(raw.count / frameSize)).map {
+                TestPatternSource.frameNumber(luma: base + $0 * frameSize, width: width, height: rows, bytesPerRow: width)
+            }
+        }
     }
 
     /// Per-frame MD5s of the decoded pictures (`ffmpeg -fps_mode passthrough -f framemd5`).

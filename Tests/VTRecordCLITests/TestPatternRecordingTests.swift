@@ -5,29 +5,13 @@ import VTCapture
 /// The test pattern carries its frame number; decoding a recording and reading the numbers
 /// back shows order, gaps and duplicates.
 @Suite struct TestPatternRecordingTests {
-    /// The frame numbers in a decoded recording, in display order (nil where unreadable).
-    static func frameNumbers(_ file: String, width: Int, height: Int) throws -> [Int?] {
-        let r = try Tools.run("ffmpeg", ["-v", "error", "-i", file, "-fps_mode", "passthrough",
-                                         "-f", "rawvideo", "-pix_fmt", "gray", "-"])
-        try #require(r.status == 0, "ffmpeg: \(r.stderr)")
-        let frameSize = width * height
-        try #require(r.stdout.count % frameSize == 0)
-        return r.stdout.withUnsafeBytes { raw in
-            let base = raw.bindMemory(to: UInt8.self).baseAddress!
-            return (0..<(raw.count / frameSize)).map {
-                TestPatternSource.frameNumber(luma: base + $0 * frameSize, width: width, height: height,
-                                              bytesPerRow: width)
-            }
-        }
-    }
-
     @Test func threeHundredFramesInOrder() throws {
         let dir = try TemporaryDirectory()
         let out = dir.path("pattern.h264")
         let r = try Tools.vtrecord(["--test-pattern", "--size", "1280x720", "--frames", "300",
                                     "--speed", "veryfast", "-o", out, "--quiet"])
         #expect(r.status == 0, "\(r.stderr)")
-        let numbers = try Self.frameNumbers(out, width: 1280, height: 720)
+        let numbers = try Tools.counters(out, width: 1280)
         #expect(numbers.count == 300)
         #expect(numbers == (0..<300).map { Optional($0) })
     }
@@ -38,7 +22,7 @@ import VTCapture
         let r = try Tools.vtrecord(["--test-pattern", "--size", "320x240", "--fps", "25", "--duration", "2s",
                                     "--bframes", "2", "-o", out, "--quiet"])
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(try Self.frameNumbers(out, width: 320, height: 240) == (0..<50).map { Optional($0) })
+        #expect(try Tools.counters(out, width: 320) == (0..<50).map { Optional($0) })
         let probe = try Tools.ffprobe(out, ["-show_entries", "stream=r_frame_rate"])
         let stream = (probe["streams"] as? [[String: Any]])?.first
         #expect(stream?["r_frame_rate"] as? String == "25/1")
@@ -58,7 +42,7 @@ import VTCapture
         #expect(json["stop_reason"] as? String == "signal")
         let encoded = try #require(json["frames_encoded"] as? Int)
         #expect(encoded > 10)
-        let numbers = try Self.frameNumbers(out, width: 320, height: 240)
+        let numbers = try Tools.counters(out, width: 320)
         #expect(numbers.count == encoded)
         #expect(numbers.allSatisfy { $0 != nil })
         // Paced and never dropped here: consecutive numbers.
@@ -79,7 +63,7 @@ import VTCapture
         #expect(r.stderr.contains("status=130"), "\(r.stderr)")
         let decode = try Tools.run("ffmpeg", ["-v", "error", "-i", out, "-f", "null", "-"])
         #expect(decode.status == 0 && decode.stderr.isEmpty, "the aborted file does not decode cleanly: \(decode.stderr)")
-        let numbers = try Self.frameNumbers(out, width: 1920, height: 1080)
+        let numbers = try Tools.counters(out, width: 1920)
         #expect(!numbers.isEmpty)
         // A prefix in decode order: every picture readable and in display order, but with
         // B-frames the last reference may arrive before the B-frames shown ahead of it.
