@@ -40,12 +40,17 @@ public struct CapturedFrame: Sendable {
     /// When the picture was taken, CLOCK_MONOTONIC nanoseconds (a camera's buffer timestamp);
     /// nil for sources without a capture clock (files).
     public var captureTime: Int64?
+    /// Frames before this one came from another stream (a reconnected camera): it starts a
+    /// new GOP.
+    public var isDiscontinuity: Bool
 
-    public init(buffer: PixelBuffer, pts: MediaTime, sequence: UInt64, captureTime: Int64? = nil) {
+    public init(buffer: PixelBuffer, pts: MediaTime, sequence: UInt64, captureTime: Int64? = nil,
+                isDiscontinuity: Bool = false) {
         self.buffer = buffer
         self.pts = pts
         self.sequence = sequence
         self.captureTime = captureTime
+        self.isDiscontinuity = isDiscontinuity
     }
 }
 
@@ -78,6 +83,8 @@ public struct CaptureStatistics: Sendable, Equatable {
     public var badFrames: Int = 0
     /// A last frame cut short (truncated file).
     public var truncatedFrames: Int = 0
+    /// Times an unplugged camera came back (`--reconnect`).
+    public var reconnects: Int = 0
 
     public init() {}
 }

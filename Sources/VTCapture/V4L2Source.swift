@@ -21,25 +21,36 @@ public final class V4L2Source: CaptureSource {
     /// What was asked and what the driver chose.
     public let negotiation: CameraNegotiationReport
 
-    private let ring: V4L2BufferRing
-    private let image: V4L2Device.ImageFormat
     private let cameraFormat: CameraPixelFormat
     private let zeroCopy: Bool
+    private let bufferCount: Int
+    /// `--reconnect`: an unplugged camera is waited for and recording goes on.
+    private let reconnects: Bool
     private let stopSignal = StopSignal()
     private let reader: Mutex<Reader>
     private let counters = Mutex(CaptureStatistics())
     private let logger: Logger
 
-    /// What only the capture thread touches.
-    private struct Reader {
-        var converter: FrameConverter
+    /// One open stream: the device's buffers and what frames are read into. A reconnect
+    /// replaces it.
+    private struct Stream {
+        var ring: V4L2BufferRing
+        var image: V4L2Device.ImageFormat
         var pool: PixelBufferPool?
         /// One wrapper per driver buffer, made once (zero-copy formats only).
         var wrappers: [PixelBuffer]
-        var firstSequence: UInt32?
+    }
+
+    /// What only the capture thread touches (and `close()`, once capture has ended).
+    private struct Reader {
+        var stream: Stream
+        var converter: FrameConverter
         var lastSequence: UInt32?
         var firstTimestamp: Int64?
+        var lastTimestamp: Int64?
         var streaming = false
+        /// The next frame follows a reconnect: it starts a new GOP.
+        var discontinuity = false
     }
 
     /// Opens `path`, checks it can capture, negotiates `request` and maps `bufferCount`
@@ -49,6 +60,7 @@ public final class V4L2Source: CaptureSource {
     /// `strict`: a format, size or rate other than the asked one is an error instead of a
     /// notice.
     public init(path: String, request: CameraRequest, bufferCount: Int = 8, strict: Bool = false,
+                reconnect: Bool = false,
                 logger: Logger = Logger(label: "vtrecord.capture")) throws(CaptureError) {
         let device = try V4L2Device(path: path)
         let offered = try device.enumerateFormats()
@@ -76,38 +88,47 @@ public final class V4L2Source: CaptureSource {
             logger.notice("\(path): \(difference)")
         }
 
-        ring = try V4L2BufferRing(device: device, count: bufferCount)
+        let ring = try V4L2BufferRing(device: device, count: bufferCount)
         self.path = path
-        self.image = image
         self.cameraFormat = cameraFormat
         self.negotiation = report
         self.logger = logger
-
-        // The encoder takes NV12 and I420 with any stride, as long as each plane's rows fit.
-        let rawSize = FrameConverter.imageSize(fourCC: image.fourCC, width: image.width, height: image.height,
-                                               bytesPerLine: image.bytesPerLine)
-        zeroCopy = cameraFormat.isRaw420 && image.bytesPerLine >= image.width
-            && (cameraFormat == .nv12 || image.bytesPerLine % 2 == 0)
-            && ring.mappings.allSatisfy { $0.length >= rawSize }
+        self.bufferCount = bufferCount
+        self.reconnects = reconnect
+        zeroCopy = Self.canPassWithoutCopy(cameraFormat, image, ring)
         format = SourceFormat(pixelFormat: zeroCopy ? cameraFormat.deliveredPixelFormat : .i420,
                               width: image.width, height: image.height, frameRate: rate,
                               fullRange: cameraFormat == .mjpeg ? true : nil, isLive: true)
+        let stream = Self.stream(ring, image, cameraFormat, zeroCopy: zeroCopy, bufferCount: bufferCount)
+        reader = Mutex(Reader(stream: stream, converter: FrameConverter(width: image.width, height: image.height)))
+    }
 
-        var wrappers: [PixelBuffer] = []
-        var pool: PixelBufferPool?
-        if zeroCopy {
-            let ring = self.ring
-            wrappers = ring.mappings.enumerated().map { index, mapping in
-                PixelBuffer(format: cameraFormat.deliveredPixelFormat, width: image.width, height: image.height,
-                            planes: Self.planes(of: mapping.address, cameraFormat, image)) { _ in
-                    ring.requeue(index)
-                }
-            }
-        } else {
-            pool = PixelBufferPool(format: .i420, width: image.width, height: image.height, capacity: bufferCount)
+    /// The encoder takes NV12 and I420 with any stride, as long as each plane's rows fit in
+    /// the driver's buffer.
+    private static func canPassWithoutCopy(_ format: CameraPixelFormat, _ image: V4L2Device.ImageFormat,
+                                           _ ring: V4L2BufferRing) -> Bool {
+        let rawSize = FrameConverter.imageSize(fourCC: image.fourCC, width: image.width, height: image.height,
+                                               bytesPerLine: image.bytesPerLine)
+        return format.isRaw420 && image.bytesPerLine >= image.width
+            && (format == .nv12 || image.bytesPerLine % 2 == 0)
+            && ring.mappings.allSatisfy { $0.length >= rawSize }
+    }
+
+    private static func stream(_ ring: V4L2BufferRing, _ image: V4L2Device.ImageFormat, _ format: CameraPixelFormat,
+                               zeroCopy: Bool, bufferCount: Int) -> Stream {
+        guard zeroCopy else {
+            return Stream(ring: ring, image: image,
+                          pool: PixelBufferPool(format: .i420, width: image.width, height: image.height,
+                                                capacity: bufferCount),
+                          wrappers: [])
         }
-        reader = Mutex(Reader(converter: FrameConverter(width: image.width, height: image.height),
-                              pool: pool, wrappers: wrappers))
+        let wrappers = ring.mappings.enumerated().map { index, mapping in
+            PixelBuffer(format: format.deliveredPixelFormat, width: image.width, height: image.height,
+                        planes: planes(of: mapping.address, format, image)) { _ in
+                ring.requeue(index)
+            }
+        }
+        return Stream(ring: ring, image: image, pool: nil, wrappers: wrappers)
     }
 
     public var statistics: CaptureStatistics { counters.withLock { $0 } }
@@ -120,7 +141,7 @@ public final class V4L2Source: CaptureSource {
     /// back. Called once capture has ended.
     public func close() {
         stopSignal.raise()
-        ring.close()
+        reader.withLock { $0.stream.ring.close() }
     }
 
     /// Waits for the next good frame. Nil after `stop()`. Throws `.unplugged` when the device
@@ -133,47 +154,103 @@ public final class V4L2Source: CaptureSource {
 
     private func next(_ reader: inout Reader) throws(CaptureError) -> CapturedFrame? {
         if !reader.streaming {
-            try ring.start()
+            try reader.stream.ring.start()
             reader.streaming = true
         }
         while true {
+            let ring = reader.stream.ring
             // Poll first: a DQBUF that finds nothing makes libv4l2 complain on stderr.
             guard !stopSignal.isRaised, stopSignal.waitUntilReadable(ring.device.fd) else {
                 ring.stop()
                 return nil
             }
-            guard let filled = try ring.dequeue() else { continue }
-            countSequence(filled.sequence, &reader)
+            let filled: V4L2BufferRing.Dequeued
+            do throws(CaptureError) {
+                guard let dequeued = try ring.dequeue() else { continue }
+                filled = dequeued
+            } catch .unplugged(let path) {
+                guard reconnects else { throw .unplugged(path: path) }
+                guard try reconnect(&reader) else { return nil }
+                continue
+            }
+            countSequence(filled, &reader)
             if let frame = try deliver(filled, &reader) { return frame }
         }
     }
 
-    /// Gaps in `sequence` are frames the driver dropped because no buffer was free.
-    private func countSequence(_ sequence: UInt32, _ reader: inout Reader) {
-        if reader.firstSequence == nil { reader.firstSequence = sequence }
-        if let last = reader.lastSequence, sequence > last &+ 1 {
-            counters.withLock { $0.droppedBySource += Int(sequence - last - 1) }
+    /// Waits for an unplugged camera to come back, opens it in the format it had, and starts
+    /// a new stream. False when a stop was asked for while waiting.
+    private func reconnect(_ reader: inout Reader) throws(CaptureError) -> Bool {
+        logger.warning("\(path) was unplugged: waiting for it to come back (--reconnect)")
+        reader.stream.ring.close()
+        let old = reader.stream.image
+        while true {
+            guard stopSignal.sleep(untilMonotonic: MonotonicClock.nanoseconds() + 100_000_000) else { return false }
+            let device: V4L2Device
+            do throws(CaptureError) {
+                device = try V4L2Device(path: path)
+            } catch {
+                // Not back yet, or back before udev has given it its permissions.
+                switch error {
+                case .noSuchDevice, .devicePermissionDenied, .unplugged, .deviceBusy: continue
+                default: throw error
+                }
+            }
+            // A replugged camera is in its power-on state: set everything again.
+            let image = try device.setFormat(old.fourCC, FrameSize(width: old.width, height: old.height))
+            guard image.fourCC == old.fourCC, image.width == old.width, image.height == old.height else {
+                throw .unsupportedDeviceFormat(path: path, detail: "came back as \(image.fourCC) \(image.width)x\(image.height) "
+                    + "instead of \(old.fourCC) \(old.width)x\(old.height): the recording cannot go on in the same file")
+            }
+            _ = try device.setFrameRate(format.frameRate)
+            let ring = try V4L2BufferRing(device: device, count: bufferCount)
+            guard Self.canPassWithoutCopy(cameraFormat, image, ring) == zeroCopy else {
+                throw .unsupportedDeviceFormat(path: path, detail: "came back with a buffer layout the recording cannot go on with")
+            }
+            reader.stream = Self.stream(ring, image, cameraFormat, zeroCopy: zeroCopy, bufferCount: bufferCount)
+            try ring.start()
+            reader.lastSequence = nil
+            reader.discontinuity = true
+            counters.withLock { $0.reconnects += 1 }
+            logger.notice("\(path) is back: recording goes on")
+            return true
+        }
+    }
+
+    /// Gaps in `sequence` are frames the driver dropped because no buffer was free. Across a
+    /// reconnect the sequence starts again, so the frames the gap would have held are counted
+    /// from the time it lasted.
+    private func countSequence(_ filled: V4L2BufferRing.Dequeued, _ reader: inout Reader) {
+        let sequence = filled.sequence
+        if let last = reader.lastSequence {
+            if sequence > last &+ 1 { counters.withLock { $0.droppedBySource += Int(sequence - last - 1) } }
+        } else if reader.discontinuity, let before = reader.lastTimestamp {
+            let frames = Double(filled.timestamp - before) / 1e9 * format.frameRate.framesPerSecond
+            counters.withLock { $0.droppedBySource += max(0, Int(frames.rounded()) - 1) }
         }
         reader.lastSequence = sequence
+        reader.lastTimestamp = filled.timestamp
     }
 
     private func deliver(_ filled: V4L2BufferRing.Dequeued, _ reader: inout Reader) throws(CaptureError) -> CapturedFrame? {
         let index = filled.index
         if filled.flags & UInt32(V4L2_BUF_FLAG_ERROR) != 0 {
-            return rejected(index, "the driver flagged frame \(filled.sequence) as damaged")
+            return rejected(index, reader.stream.ring, "the driver flagged frame \(filled.sequence) as damaged")
         }
-        let source = UnsafeRawPointer(ring.mappings[index].address)
+        let stream = reader.stream
+        let image = stream.image
+        let source = UnsafeRawPointer(stream.ring.mappings[index].address)
         let buffer: PixelBuffer
         if zeroCopy {
             let needed = FrameConverter.imageSize(fourCC: image.fourCC, width: image.width, height: image.height,
                                                   bytesPerLine: image.bytesPerLine)
             guard filled.bytesUsed >= needed else {
-                return rejected(index, "frame \(filled.sequence) is short (\(filled.bytesUsed) of \(needed) bytes)")
+                return rejected(index, reader.stream.ring, "frame \(filled.sequence) is short (\(filled.bytesUsed) of \(needed) bytes)")
             }
-            buffer = reader.wrappers[index]
+            buffer = stream.wrappers[index]
             buffer.beginLease()
         } else {
-            buffer = reader.pool!.take()
+            buffer = stream.pool!.take()
             do throws(FrameConverter.Failure) {
                 switch cameraFormat {
                 case .yuyv:
@@ -187,20 +264,21 @@ public final class V4L2Source: CaptureSource {
                 }
             } catch {
                 buffer.release()
-                return rejected(index, "frame \(filled.sequence): \(Self.describe(error))")
+                return rejected(index, reader.stream.ring, "frame \(filled.sequence): \(Self.describe(error))")
             }
-            ring.requeue(index)
+            stream.ring.requeue(index)
         }
         if reader.firstTimestamp == nil { reader.firstTimestamp = filled.timestamp }
         let relative = max(0, filled.timestamp - reader.firstTimestamp!)
+        defer { reader.discontinuity = false }
         return CapturedFrame(buffer: buffer,
                              pts: MediaTime(value: relative / 1_000, timescale: 1_000_000),
                              sequence: UInt64(filled.sequence),
-                             captureTime: filled.timestamp)
+                             captureTime: filled.timestamp, isDiscontinuity: reader.discontinuity)
     }
 
     /// Gives a damaged frame back to the driver and counts it.
-    private func rejected(_ index: Int, _ why: String) -> CapturedFrame? {
+    private func rejected(_ index: Int, _ ring: V4L2BufferRing, _ why: String) -> CapturedFrame? {
         ring.requeue(index)
         let count = counters.withLock { statistics in
             statistics.badFrames += 1

@@ -198,7 +198,7 @@ public final class Recorder: @unchecked Sendable {
             guard grid != nil else {
                 defer { frame.buffer.release() }
                 try submit(frame.buffer, pts: frame.pts, shownAt: frame.pts, captureTime: frame.captureTime,
-                           session: session)
+                           keyFrame: frame.isDiscontinuity, session: session)
                 continue
             }
             let (emission, displaced) = grid!.add(frame)
@@ -226,7 +226,8 @@ public final class Recorder: @unchecked Sendable {
             // The log keeps a picture's own capture time; a repeat is shown at its slot.
             let pts = grid.time(ofSlot: slot)
             try submit(emission.frame.buffer, pts: pts, shownAt: first ? emission.frame.pts : pts,
-                       captureTime: first ? emission.frame.captureTime : nil, session: session)
+                       captureTime: first ? emission.frame.captureTime : nil,
+                       keyFrame: first && emission.frame.isDiscontinuity, session: session)
             if !first && limitHit == nil { framesDuplicated += 1 }
         }
     }
@@ -234,7 +235,7 @@ public final class Recorder: @unchecked Sendable {
     /// Hands one picture to the encoder at `pts`, unless a limit is reached first (then capture
     /// stops and nothing more is encoded). The caller keeps the lease.
     private func submit(_ buffer: PixelBuffer, pts: MediaTime, shownAt: MediaTime, captureTime: Int64?,
-                        session: any CompressionSession) throws {
+                        keyFrame: Bool, session: any CompressionSession) throws {
         if let reason = limitReached(at: pts) {
             limitHit = reason
             stopCapture()
@@ -242,7 +243,7 @@ public final class Recorder: @unchecked Sendable {
         }
         if let captureTime { captureTimes.withLock { $0[Self.key(pts)] = captureTime } }
         try timestamps?.record(shownAt)
-        try session.encode(buffer, pts: pts, forceKeyFrame: false)
+        try session.encode(buffer, pts: pts, forceKeyFrame: keyFrame)
         framesSubmitted += 1
     }
 

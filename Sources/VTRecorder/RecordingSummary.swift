@@ -85,6 +85,8 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
     public var droppedQueue: Int
     public var droppedDriver: Int
     public var framesDuplicated: Int
+    /// Times an unplugged camera came back (`--reconnect`).
+    public var reconnects: Int
     public var framesDroppedTiming: Int
     /// Frames captured per wall-clock second.
     public var captureFPS: Double
@@ -102,7 +104,7 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
         case framesCaptured = "frames_captured", framesEncoded = "frames_encoded", keyframes, bytes
         case seconds, encodeFPS = "encode_fps", bitrate, droppedQueue = "dropped_queue"
         case droppedDriver = "dropped_driver", framesBad = "frames_bad"
-        case framesDuplicated = "frames_duplicated", framesDroppedTiming = "frames_dropped_timing"
+        case framesDuplicated = "frames_duplicated", framesDroppedTiming = "frames_dropped_timing", reconnects
         case captureFPS = "capture_fps", latencyP50 = "latency_ms_p50", latencyP99 = "latency_ms_p99"
         case framesTruncated = "frames_truncated", stopReason = "stop_reason", error, settings
     }
@@ -132,6 +134,7 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
         droppedQueue = s.droppedQueue
         droppedDriver = s.source.droppedBySource
         framesDuplicated = s.framesDuplicated
+        reconnects = s.source.reconnects
         framesDroppedTiming = s.framesDroppedTiming
         captureFPS = s.seconds > 0 ? (Double(s.framesCaptured) / s.seconds * 10).rounded() / 10 : 0
         latencyP50 = s.latencyQuantile(0.5).map { ($0 * 100).rounded() / 100 }

@@ -32,6 +32,9 @@ struct InputOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Camera capture buffers, 2–32 (default 8).", valueName: "n"))
     var buffers: Int = 8
 
+    @Flag(name: .long, help: "When the camera is unplugged, wait for it to come back and go on in the same file (the gap is counted).")
+    var reconnect = false
+
     @Option(name: .long, help: "Live sources: cfr (default) puts frames on the nominal frame grid, repeating a frame into an empty slot and keeping the later of two in one slot, so the file plays at the right speed; passthrough encodes every captured frame once.")
     var timing: TimingArgument = .cfr
 
@@ -242,7 +245,7 @@ extension VTRecord {
             }
             let request = CameraRequest(format: input.format.pixelFormat, size: input.size, frameRate: input.fps?.rate)
             return try V4L2Source(path: path!, request: request, bufferCount: input.buffers,
-                                  strict: input.strictFormat, logger: logger)
+                                  strict: input.strictFormat, reconnect: input.reconnect, logger: logger)
         }
         let size = input.size ?? FrameSize(width: 1280, height: 720)
         let rate = input.fps?.rate ?? FrameRate(numerator: 30, denominator: 1)!

@@ -152,6 +152,31 @@ import VTTestSupport
         #expect(json["stop_reason"] as? String == "error")
     }
 
+    @Test func aReconnectedCameraGoesOnInTheSameFile() throws {
+        let camera = try FakeCamera(knobs: [.unplugAfter(frames: 30), .reconnectAfter(milliseconds: 700)])
+        let (r, json) = try Self.record(camera, ["--size", "640x480", "--fps", "30", "--duration", "3s", "--reconnect"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(json["reconnects"] as? Int == 1, "\(json)")
+        #expect(json["stop_reason"] as? String == "duration")
+        let counters = try Tools.counters(camera.file("out.h264"), width: 640).map { try #require($0) }
+        #expect(counters.count == 90, "cfr fills the gap: \(counters)")
+        // The camera numbers frames from 0 again after it comes back: two runs, each in order.
+        let restart = try #require(counters.indices.dropFirst().first { counters[$0] < counters[$0 - 1] }, "\(counters)")
+        let before = Array(counters[..<restart]), after = Array(counters[restart...])
+        #expect(before == before.sorted() && before.last == 29, "\(before)")
+        #expect(after == after.sorted() && after.first == 0, "\(after)")
+        // The gap is counted and played as the last picture before it.
+        let gap = try #require(json["dropped_driver"] as? Int)
+        #expect(gap >= 15, "a 0.7 s gap at 30 fps: \(json)")
+        #expect(before.filter { $0 == 29 }.count >= gap, "\(before)")
+        // The stream starts again with an IDR where the camera came back.
+        let frames = try Tools.run("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "frame=key_frame",
+                                               "-of", "csv=p=0", camera.file("out.h264")])
+        let keys = frames.stdoutText.split(separator: "\n").map { $0.hasPrefix("1") }
+        #expect(keys.count == 90)
+        #expect(keys.indices.contains(restart) && keys[restart], "no keyframe at frame \(restart)")
+    }
+
     struct Refusal: CustomTestStringConvertible, Sendable {
         var knob: FakeCamera.Knob?
         var device: String?
