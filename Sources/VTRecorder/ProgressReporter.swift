@@ -23,18 +23,41 @@ public final class ProgressReporter: @unchecked Sendable {
         self.frameRate = frameRate
     }
 
-    func frameWritten(count: Int, bytes: Int64, pts: MediaTime) {
+    /// What the line shows beside the frames written.
+    struct Counters {
+        var captured = 0
+        var droppedQueue = 0
+        var droppedDriver = 0
+        var bad = 0
+        var duplicated = 0
+    }
+
+    /// Redraws the line if half a second has passed; `counters` is only asked for then.
+    func frameWritten(count: Int, bytes: Int64, counters: () -> Counters) {
         let now = ContinuousClock.now
         guard lastDraw.duration(to: now) >= .milliseconds(500) else { return }
         lastDraw = now
+        let c = counters()
         let elapsed = started.duration(to: now)
         let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let media = Double(count) / frameRate.framesPerSecond
-        let fps = wall > 0 ? Double(count) / wall : 0
         let rate = media > 0 ? Double(bytes) * 8 / media / 1e6 : 0
-        let line = String(format: "\r\u{1B}[Kframe %d  %.1f s  %.1f fps  %.2f Mbit/s", count, media, fps, rate)
+        var line = String(format: "\r\u{1B}[K%.1f s  frame %d  capture %.1f fps  encode %.1f fps  %.2f Mbit/s  %@",
+                          wall, count, wall > 0 ? Double(c.captured) / wall : 0, wall > 0 ? Double(count) / wall : 0,
+                          rate, Self.size(bytes))
+        let drops = [("queue", c.droppedQueue), ("driver", c.droppedDriver), ("bad", c.bad)]
+            .filter { $0.1 > 0 }.map { "\($0.0) \($0.1)" }
+        if !drops.isEmpty { line += "  dropped: " + drops.joined(separator: ", ") }
+        if c.duplicated > 0 { line += "  repeated \(c.duplicated)" }
         writeRaw(line)
         drewSomething = true
+    }
+
+    static func size(_ bytes: Int64) -> String {
+        let value = Double(bytes)
+        if value >= 1e9 { return String(format: "%.2f GB", value / 1e9) }
+        if value >= 1e6 { return String(format: "%.1f MB", value / 1e6) }
+        return String(format: "%.0f kB", value / 1e3)
     }
 
     func finish() {

@@ -64,8 +64,8 @@ public final class Recorder: @unchecked Sendable {
     private var framesDroppedTiming = 0
     /// Capture time (CLOCK_MONOTONIC ns) of each picture in the encoder, by presentation time.
     private let captureTimes = Mutex<[Int64: Int64]>([:])
-    /// Capture → written, milliseconds, one per picture from a source with a capture clock.
-    private var latencies: [Double] = []
+    /// Capture → written, per picture from a source with a capture clock.
+    private var latency = LatencyHistogram()
     /// Signalled when the capture thread has left its loop; nil until it starts.
     private var captureThreadDone: DispatchSemaphore?
 
@@ -147,7 +147,7 @@ public final class Recorder: @unchecked Sendable {
         statistics.droppedQueue = droppedAtQueue.load(ordering: .acquiring)
         statistics.framesDuplicated = framesDuplicated
         statistics.framesDroppedTiming = framesDroppedTiming
-        statistics.latencyMilliseconds = latencies
+        statistics.latency = latency
         statistics.source = source.statistics
         statistics.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return RecordingResult(statistics: statistics, stopReason: reason, encoder: encoderName,
@@ -269,11 +269,17 @@ public final class Recorder: @unchecked Sendable {
     private func deliver(_ frame: EncodedFrame) throws {
         guard let session, let writer else { return }
         if let captured = captureTimes.withLock({ $0.removeValue(forKey: Self.key(frame.pts)) }) {
-            latencies.append(Double(MonotonicClock.nanoseconds() - captured) / 1e6)
+            latency.add(milliseconds: Double(MonotonicClock.nanoseconds() - captured) / 1e6)
         }
         try writeLock.withLock { _ throws(OutputError) in
             try writer.write(frame, format: session.formatDescription)
         }
-        progress?.frameWritten(count: writer.framesWritten, bytes: writer.bytesWritten, pts: frame.pts)
+        progress?.frameWritten(count: writer.framesWritten, bytes: writer.bytesWritten) {
+            let source = self.source.statistics
+            return ProgressReporter.Counters(captured: framesCaptured.load(ordering: .relaxed),
+                                             droppedQueue: droppedAtQueue.load(ordering: .relaxed),
+                                             droppedDriver: source.droppedBySource, bad: source.badFrames,
+                                             duplicated: framesDuplicated)
+        }
     }
 }

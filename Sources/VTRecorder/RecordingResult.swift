@@ -15,18 +15,10 @@ public struct RecordingStatistics: Sendable, Equatable {
     public var framesDuplicated = 0
     /// Frames that lost their grid slot to a later frame.
     public var framesDroppedTiming = 0
-    /// Capture → written, milliseconds, per picture (sources with a capture clock only).
-    public var latencyMilliseconds: [Double] = []
+    /// Capture → written, per picture (sources with a capture clock only).
+    public var latency = LatencyHistogram()
     /// Wall-clock time of the run.
     public var seconds = 0.0
-
-    /// The `fraction` quantile (0…1) of the latencies, nil without any.
-    public func latencyQuantile(_ fraction: Double) -> Double? {
-        guard !latencyMilliseconds.isEmpty else { return nil }
-        let sorted = latencyMilliseconds.sorted()
-        let index = Int((Double(sorted.count - 1) * fraction).rounded())
-        return sorted[index]
-    }
 
     public init() {}
 }

@@ -137,8 +137,8 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
         reconnects = s.source.reconnects
         framesDroppedTiming = s.framesDroppedTiming
         captureFPS = s.seconds > 0 ? (Double(s.framesCaptured) / s.seconds * 10).rounded() / 10 : 0
-        latencyP50 = s.latencyQuantile(0.5).map { ($0 * 100).rounded() / 100 }
-        latencyP99 = s.latencyQuantile(0.99).map { ($0 * 100).rounded() / 100 }
+        latencyP50 = s.latency.quantile(0.5).map { ($0 * 100).rounded() / 100 }
+        latencyP99 = s.latency.quantile(0.99).map { ($0 * 100).rounded() / 100 }
         framesBad = s.source.badFrames
         framesTruncated = s.source.truncatedFrames
         stopReason = result.stopReason

@@ -270,6 +270,9 @@ extension VTRecord {
                           s.framesEncoded, media, s.keyframes, "\(s.bytes)", Double(s.bitrate) / 1e6,
                           s.output == "-" ? "standard output" : s.output, s.seconds, s.encodeFPS)
         if s.droppedQueue > 0 { line += "; \(s.droppedQueue) frames dropped because the encoder fell behind" }
+        if s.droppedDriver > 0 { line += "; \(s.droppedDriver) frames dropped by the camera driver" }
+        if s.framesBad > 0 { line += "; \(s.framesBad) damaged frames skipped" }
+        if s.framesDuplicated > 0 { line += "; \(s.framesDuplicated) frames repeated to keep the frame rate" }
         return line
     }
 }

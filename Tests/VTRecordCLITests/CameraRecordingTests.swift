@@ -177,6 +177,46 @@ import VTTestSupport
         #expect(keys.indices.contains(restart) && keys[restart], "no keyframe at frame \(restart)")
     }
 
+    /// Peak resident memory of a running process, kB.
+    static func peakResidentKilobytes(_ pid: Int32) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") })
+        return try #require(Int(line.split(separator: " ").dropFirst().first { !$0.isEmpty }?.trimmingCharacters(in: .whitespaces) ?? ""))
+    }
+
+    @Test func anEncoderSlowerThanTheCameraDropsAtTheQueueAndMemoryStaysFlat() throws {
+        let camera = try FakeCamera(knobs: [.formats("YUYV:1920x1080@30")])
+        // Thorough analysis without lookahead: well below 30 fps at 1080p on a small machine,
+        // with few reference frames and no frame queue inside x264, so x264's own memory is
+        // settled after the first second.
+        let child = try ChildProcess(
+            [Tools.vtrecord, "--device", camera.path, "--size", "1920x1080", "--fps", "30", "--timing", "passthrough",
+             "--speed", "slow", "--tune", "zerolatency", "-o", camera.file("out.h264"),
+             "--json-summary", camera.file("summary.json")],
+            environment: try camera.environment())
+        #expect(child.waitForStandardError(containing: "recording"), "\(child.standardErrorSoFar)")
+        Thread.sleep(forTimeInterval: 5)
+        let early = try Self.peakResidentKilobytes(child.processIdentifier)
+        Thread.sleep(forTimeInterval: 15)
+        let late = try Self.peakResidentKilobytes(child.processIdentifier)
+        child.send(SIGINT)
+        let result = child.wait(timeout: .seconds(60))
+        #expect(result.status == 0, "\(result.transcript)")
+        #expect(late <= early + 10_000, "peak RSS \(early) kB at 5 s, \(late) kB at 20 s")
+
+        let json = try #require(try JSONSerialization.jsonObject(
+            with: Data(contentsOf: URL(fileURLWithPath: camera.file("summary.json")))) as? [String: Any])
+        let counters = try Tools.counters(camera.file("out.h264"), width: 1920).map { try #require($0) }
+        let droppedQueue = try #require(json["dropped_queue"] as? Int)
+        #expect(droppedQueue > 100, "the encoder kept up: \(json)")
+        #expect(json["dropped_driver"] as? Int == 0, "\(json)")
+        // Every frame the camera delivered is in the file or was dropped at the queue.
+        let lastDelivered = try camera.report().lastSequence
+        let missing = Set(0...lastDelivered).subtracting(counters)
+        #expect(missing.count == droppedQueue, "missing \(missing.count), dropped at the queue \(droppedQueue)")
+        #expect(counters == counters.sorted() && Set(counters).count == counters.count)
+    }
+
     struct Refusal: CustomTestStringConvertible, Sendable {
         var knob: FakeCamera.Knob?
         var device: String?

@@ -72,3 +72,16 @@ import VTCore
         #expect(grid.slot(for: MediaTime(value: 3003, timescale: 30000)) == 3)
     }
 }
+
+@Suite struct LatencyHistogramTests {
+    @Test func quantilesToWithinABucket() {
+        var histogram = LatencyHistogram()
+        #expect(histogram.quantile(0.5) == nil)
+        for millisecond in 1...100 { histogram.add(milliseconds: Double(millisecond)) }
+        #expect(abs(histogram.quantile(0.5)! - 50) <= 0.1)
+        #expect(abs(histogram.quantile(0.99)! - 99) <= 0.1)
+        histogram.add(milliseconds: 60_000)
+        #expect(histogram.quantile(1) == 60_000)
+        #expect(histogram.count == 101)
+    }
+}

@@ -75,6 +75,7 @@ public final class ChildProcess {
     }
 
     public var isRunning: Bool { process.isRunning }
+    public var processIdentifier: Int32 { process.processIdentifier }
 
     /// Sends `signal` (SIGINT, SIGTERM…) to the program.
     public func send(_ signal: Int32) {
