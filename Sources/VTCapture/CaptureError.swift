@@ -78,7 +78,7 @@ public enum CaptureError: ReportableError, Equatable {
         case let .unsupportedPatternSize(width, height, reason):
             return "test pattern size \(width)x\(height) is not supported: \(reason)"
         case let .noSuchDevice(path):
-            return "\(path): no such device: is the camera plugged in? (ls /dev/v4l/by-id/ lists the cameras)"
+            return "\(path): no such device: is the camera plugged in? (vtrecord devices lists the cameras)"
         case let .devicePermissionDenied(path):
             return "\(path): no permission: add the user to the 'video' group (sudo usermod -aG video $USER, then log in again)"
         case let .deviceBusy(path):

@@ -7,9 +7,18 @@ import VTEncoding
 import VTOutput
 import VTRecorder
 
-struct InputOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("Record from this V4L2 camera (default /dev/video0 when no other source is given).", valueName: "path"))
+/// `--device`, in a group of its own because the recording command and `formats` both take
+/// it: swift-argument-parser hands the root command every `--device` on the line, and a
+/// subcommand gets the value by including the same group.
+struct DeviceOption: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The V4L2 camera, such as /dev/video0 (the default when no other source is given) or a /dev/v4l/by-id/ link.", valueName: "path"))
     var device: String?
+}
+
+struct InputOptions: ParsableArguments {
+    @OptionGroup var camera: DeviceOption
+
+    var device: String? { camera.device }
 
     @Option(name: .long, help: ArgumentHelp("Read frames from a Y4M file, or '-' for standard input.", valueName: "path"))
     var input: String?

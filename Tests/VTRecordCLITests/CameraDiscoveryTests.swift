@@ -1,0 +1,151 @@
+import Foundation
+import Testing
+import VTTestSupport
+
+/// `vtrecord devices` and `formats`, run as a user runs them against the fake uvcvideo camera,
+/// and checked against what v4l2-ctl says about the same camera.
+@Suite struct CameraDiscoveryTests {
+    static func vtrecord(_ camera: FakeCamera, _ arguments: [String]) throws -> ProcessResult {
+        try Tools.run(Tools.vtrecord, arguments, environment: try camera.environment())
+    }
+
+    static func v4l2ctl(_ camera: FakeCamera, _ arguments: [String]) throws -> ProcessResult {
+        let r = try Tools.run("v4l2-ctl", ["-d", camera.path] + arguments, environment: try camera.environment())
+        try #require(r.status == 0, "v4l2-ctl \(arguments): \(r.stderr)")
+        return r
+    }
+
+    static func json(_ r: ProcessResult) throws -> [[String: Any]] {
+        try #require(r.status == 0, "exit \(r.status): \(r.stderr)")
+        return try #require(try JSONSerialization.jsonObject(with: r.stdout) as? [[String: Any]], "\(r.stdoutText)")
+    }
+
+    // MARK: devices
+
+    @Test func devicesListsTheCamera() throws {
+        // video7: found by number even though /dev does not list it.
+        let camera = try FakeCamera(path: "/dev/video7", knobs: [.card("Discovery Test Camera")])
+        let text = try Self.vtrecord(camera, ["devices"])
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(text.stdoutText.contains("""
+            /dev/video7: Discovery Test Camera
+              driver: uvcvideo
+              bus:    usb-0000:00:14.0-1
+            """), "\(text.stdoutText)")
+
+        let listed = try Self.json(try Self.vtrecord(camera, ["devices", "--json"]))
+        let entry = try #require(listed.first { $0["path"] as? String == camera.path }, "\(listed)")
+        #expect(entry["card"] as? String == "Discovery Test Camera")
+        #expect(entry["driver"] as? String == "uvcvideo")
+        #expect(entry["bus_info"] as? String == "usb-0000:00:14.0-1")
+        #expect(entry["by_id"] is NSNull, "no /dev/v4l/by-id link leads to a fake node: \(entry)")
+        #expect(Set(entry.keys) == ["path", "card", "driver", "bus_info", "by_id"])
+        #expect(try camera.reports().allSatisfy(\.releasedEverything))
+    }
+
+    @Test(.enabled(if: CameraDiscoveryTestsSupport.noVideoNodes, "needs a machine without cameras"))
+    func devicesLeavesOutANodeThatCannotCapture() throws {
+        let camera = try FakeCamera(knobs: [.notCapture])
+        let text = try Self.vtrecord(camera, ["devices"])
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(text.stdoutText == "No cameras found (no video capture device under /dev).\n")
+        #expect(text.stderr.isEmpty, "a metadata node is not a problem: \(text.stderr)")
+        let json = try Self.vtrecord(camera, ["devices", "--json"])
+        #expect(json.status == 0)
+        #expect(try JSONSerialization.jsonObject(with: json.stdout) as? [Any] != nil)
+        #expect((try JSONSerialization.jsonObject(with: json.stdout) as? [Any])?.isEmpty == true, "\(json.stdoutText)")
+    }
+
+    // MARK: formats
+
+    /// Sizes and rates that differ per format, so a mix-up between formats shows.
+    static let formatTable = "YUYV:640x480@30/15/5,1280x720@10/5,1920x1080@5;MJPG:1920x1080@30/15,1280x720@30;NV12:320x240@30/10"
+
+    @Test func formatsAgreeWithV4l2ctl() throws {
+        let camera = try FakeCamera(knobs: [.formats(Self.formatTable)])
+        let formats = try Self.json(try Self.vtrecord(camera, ["formats", "--device", camera.path, "--json"]))
+        func table(_ formats: [[String: Any]]) -> [String] {
+            formats.flatMap { format in
+                ((format["sizes"] as? [[String: Any]]) ?? []).map { size in
+                    let rates = ((size["fps"] as? [String]) ?? []).compactMap(Int.init).sorted(by: >)
+                    return "\(format["fourcc"] ?? "?") \(size["width"] ?? 0)x\(size["height"] ?? 0) "
+                        + rates.map(String.init).joined(separator: ",")
+                }
+            }
+        }
+        let native = formats.filter { $0["emulated"] as? Bool == false }
+        let reference = try Self.v4l2ctl(camera, ["--list-formats-ext"])
+        #expect(table(native) == V4L2CtlText.formatTable(reference.stdoutText))
+        #expect(table(native).count == 6)
+        // Through libv4l2 (-w) v4l2-ctl also sees the formats libv4l2 converts to.
+        let wrapped = try Self.v4l2ctl(camera, ["-w", "--list-formats-ext"])
+        #expect(table(formats) == V4L2CtlText.formatTable(wrapped.stdoutText))
+        #expect(formats.filter { $0["emulated"] as? Bool == true }.map { $0["fourcc"] as? String }
+                == V4L2CtlText.fourCCs(wrapped.stdoutText, marked: "emulated"))
+        #expect(formats.filter { $0["compressed"] as? Bool == true }.map { $0["fourcc"] as? String } == ["MJPG"])
+        #expect(formats.map { $0["format"] as? String } .prefix(3) == ["yuyv", "mjpeg", "nv12"])
+
+        let text = try Self.vtrecord(camera, ["formats", "--device", camera.path])
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(text.stdoutText.hasPrefix("""
+            YUYV (YUYV 4:2:2): --format yuyv
+              640x480: 30, 15, 5 fps
+              1280x720: 10, 5 fps
+              1920x1080: 5 fps
+            MJPG (Motion-JPEG; compressed): --format mjpeg
+            """), "\(text.stdoutText)")
+    }
+
+    @Test func formatsWhileAnotherProgramRecords() throws {
+        let camera = try FakeCamera(knobs: [.busy])
+        #expect(try Self.json(try Self.vtrecord(camera, ["formats", "--json"])).count == 7, "four native formats, three libv4l2 converts to")
+    }
+}
+
+enum CameraDiscoveryTestsSupport {
+    /// True when this machine has no /dev/videoN of its own.
+    static let noVideoNodes: Bool = {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/dev")) ?? []
+        return !names.contains { $0.hasPrefix("video") }
+    }()
+}
+
+/// What v4l2-ctl prints, read back for comparison.
+enum V4L2CtlText {
+    /// `--list-formats-ext` as lines "FOURCC WxH fps,fps,…" (rates fastest first).
+    static func formatTable(_ text: String) -> [String] {
+        var lines: [String] = []
+        var fourcc = ""
+        var size = ""
+        var rates: [Int] = []
+        func flush() {
+            if !size.isEmpty {
+                lines.append("\(fourcc) \(size) \(rates.sorted(by: >).map(String.init).joined(separator: ","))")
+            }
+            size = ""
+            rates = []
+        }
+        for line in text.split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+            if line.hasPrefix("["), let quote = line.firstIndex(of: "'") {
+                flush()
+                fourcc = String(line[line.index(after: quote)...].prefix(4)).trimmingCharacters(in: .whitespaces)
+            } else if line.hasPrefix("Size: Discrete ") {
+                flush()
+                size = String(line.dropFirst("Size: Discrete ".count))
+            } else if line.hasPrefix("Interval: Discrete "), let open = line.firstIndex(of: "("),
+                      let rate = Double(line[line.index(after: open)...].prefix { $0 != " " }) {
+                rates.append(Int(rate.rounded()))
+            }
+        }
+        flush()
+        return lines
+    }
+
+    /// The fourccs of `--list-formats-ext` whose description ends with ", <mark>)".
+    static func fourCCs(_ text: String, marked mark: String) -> [String?] {
+        text.split(separator: "\n").filter { $0.contains(", \(mark))") }.compactMap { line in
+            line.firstIndex(of: "'").map { String(line[line.index(after: $0)...].prefix(4)) }
+        }
+    }
+
+}
