@@ -124,6 +124,13 @@ public enum CameraDiscovery {
         return try device.enumerateFormats()
     }
 
+    /// The camera's controls with their ranges and current values. Works while another
+    /// program records from the camera.
+    public static func controls(path: String) throws(CaptureError) -> [CameraControl] {
+        let device = try V4L2Device(path: path, forCapture: false)
+        return try device.controls()
+    }
+
     // MARK: Files
 
     /// The names in a directory, without . and ..; none when it cannot be read.

@@ -7,9 +7,9 @@ import VTEncoding
 import VTOutput
 import VTRecorder
 
-/// `--device`, in a group of its own because the recording command and `formats` both take
-/// it: swift-argument-parser hands the root command every `--device` on the line, and a
-/// subcommand gets the value by including the same group.
+/// `--device`, in a group of its own because the recording command and the camera commands
+/// (formats, controls) both take it: swift-argument-parser hands the root command every
+/// `--device` on the line, and a subcommand gets the value by including the same group.
 struct DeviceOption: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The V4L2 camera, such as /dev/video0 (the default when no other source is given) or a /dev/v4l/by-id/ link.", valueName: "path"))
     var device: String?

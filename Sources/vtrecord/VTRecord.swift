@@ -18,6 +18,7 @@ struct VTRecord: ParsableCommand {
             vtrecord [--device <path> | --input <path> | --test-pattern] [<options>] [-o <path>]
               vtrecord devices [--json]
               vtrecord formats [--device <path>] [--json]
+              vtrecord controls [--device <path>] [--json]
               vtrecord inspect [--json] <file>
             """,
         discussion: """
@@ -35,7 +36,7 @@ struct VTRecord: ParsableCommand {
               130  aborted by a second signal
             """,
         version: version,
-        subcommands: [Devices.self, Formats.self, Inspect.self]
+        subcommands: [Devices.self, Formats.self, Controls.self, Inspect.self]
     )
 
     @OptionGroup(title: "Input") var input: InputOptions

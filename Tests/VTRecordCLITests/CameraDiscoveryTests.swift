@@ -2,8 +2,8 @@ import Foundation
 import Testing
 import VTTestSupport
 
-/// `vtrecord devices` and `formats`, run as a user runs them against the fake uvcvideo camera,
-/// and checked against what v4l2-ctl says about the same camera.
+/// `vtrecord devices`, `formats` and `controls`, run as a user runs them against the fake
+/// uvcvideo camera, and checked against what v4l2-ctl says about the same camera.
 @Suite struct CameraDiscoveryTests {
     static func vtrecord(_ camera: FakeCamera, _ arguments: [String]) throws -> ProcessResult {
         try Tools.run(Tools.vtrecord, arguments, environment: try camera.environment())
@@ -96,8 +96,41 @@ import VTTestSupport
             """), "\(text.stdoutText)")
     }
 
-    @Test func formatsWhileAnotherProgramRecords() throws {
+    // MARK: controls
+
+    @Test func controlsAgreeWithV4l2ctl() throws {
+        let camera = try FakeCamera()
+        let controls = try Self.json(try Self.vtrecord(camera, ["controls", "--device", camera.path, "--json"]))
+        let reference = V4L2CtlText.controls(try Self.v4l2ctl(camera, ["--list-ctrls-menus"]).stdoutText)
+        #expect(reference.count == 7)
+        #expect(controls.map { $0["name"] as? String } == reference.map(\.name))
+        let types = ["int": "integer", "bool": "boolean", "menu": "menu"]
+        for (control, expected) in zip(controls, reference) {
+            let name = expected.name
+            #expect(control["type"] as? String == types[expected.type], "\(name)")
+            #expect(control["default"] as? Int == expected.fields["default"].flatMap(Int.init), "\(name)")
+            #expect(control["value"] as? Int == expected.fields["value"].flatMap(Int.init), "\(name)")
+            if let min = expected.fields["min"] { #expect(control["minimum"] as? Int == Int(min), "\(name)") }
+            if let max = expected.fields["max"] { #expect(control["maximum"] as? Int == Int(max), "\(name)") }
+            if let step = expected.fields["step"] { #expect(control["step"] as? Int == Int(step), "\(name)") }
+            #expect(control["flags"] as? [String] == expected.fields["flags"].map { $0.split(separator: ",").map(String.init) } ?? [],
+                    "\(name)")
+            let menu = ((control["menu"] as? [[String: Any]]) ?? []).map { "\($0["index"] ?? "?"): \($0["name"] ?? "?")" }
+            #expect(menu == expected.menu, "\(name)")
+        }
+
+        let text = try Self.vtrecord(camera, ["controls", "--device", camera.path])
+        #expect(text.status == 0, "\(text.stderr)")
+        for line in ["brightness                      integer  min=-64 max=64 step=1 default=0 value=0",
+                     "power_line_frequency            menu     min=0 max=2 default=1 value=1 (50 Hz)",
+                     "exposure_absolute               integer  min=3 max=2047 step=1 default=250 value=250 flags=inactive"] {
+            #expect(text.stdoutText.contains(line), "\(text.stdoutText)")
+        }
+    }
+
+    @Test func formatsAndControlsWhileAnotherProgramRecords() throws {
         let camera = try FakeCamera(knobs: [.busy])
+        #expect(try Self.json(try Self.vtrecord(camera, ["controls", "--json"])).count == 7)
         #expect(try Self.json(try Self.vtrecord(camera, ["formats", "--json"])).count == 7, "four native formats, three libv4l2 converts to")
     }
 }
@@ -148,4 +181,32 @@ enum V4L2CtlText {
         }
     }
 
+    struct Control {
+        var name: String
+        var type: String
+        /// min, max, step, default, value, flags as printed.
+        var fields: [String: String]
+        /// "1: 50 Hz", as printed under a menu control.
+        var menu: [String]
+    }
+
+    /// `--list-ctrls-menus`.
+    static func controls(_ text: String) -> [Control] {
+        var controls: [Control] = []
+        for line in text.split(separator: "\n") {
+            let words = line.split(separator: " ")
+            if words.count >= 4, words[1].hasPrefix("0x"), words[2].hasPrefix("(") {
+                var fields: [String: String] = [:]
+                for word in words.dropFirst(4) {
+                    let parts = word.split(separator: "=", maxSplits: 1)
+                    if parts.count == 2 { fields[String(parts[0])] = String(parts[1]) }
+                }
+                controls.append(Control(name: String(words[0]), type: String(words[2].dropFirst().dropLast()),
+                                        fields: fields, menu: []))
+            } else if line.hasPrefix("\t"), !controls.isEmpty {
+                controls[controls.count - 1].menu.append(line.trimmingCharacters(in: .whitespaces))
+            }
+        }
+        return controls
+    }
 }
