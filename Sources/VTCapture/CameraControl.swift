@@ -110,4 +110,144 @@ public struct CameraControl: Sendable, Equatable {
         }
         return name
     }
+
+    /// A name with every separator dropped, so that "50hz", "50_hz" and "50 Hz" are one name.
+    static func compactName(_ text: String) -> String {
+        normalizedName(text).filter { $0 != "_" }
+    }
+
+    /// `known` ordered by how close each is to `name` (edit distance, then their own order), so
+    /// a typing mistake finds its control first.
+    public static func nearest(to name: String, in known: [String]) -> [String] {
+        let typed = normalizedName(name)
+        return known.enumerated()
+            .map { (distance: editDistance(typed, $0.element), order: $0.offset, name: $0.element) }
+            .sorted { ($0.distance, $0.order) < ($1.distance, $1.order) }
+            .map(\.name)
+    }
+
+    /// Levenshtein distance: insertions, deletions and substitutions of one character each.
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a.utf8), b = Array(b.utf8)
+        var previous = Array(0...b.count)
+        for (i, x) in a.enumerated() {
+            var current = [i + 1] + Array(repeating: 0, count: b.count)
+            for (j, y) in b.enumerated() {
+                current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+}
+
+/// One `--control name=value` as typed: resolved against the camera's controls only once the
+/// device is open.
+public struct ControlSetting: Sendable, Equatable, CustomStringConvertible {
+    public var name: String
+    public var value: String
+
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+
+    /// `name=value`; nil when either side is empty.
+    public init?(parsing text: String) {
+        guard let equals = text.firstIndex(of: "=") else { return nil }
+        let name = text[..<equals].trimmingSpaces()
+        let value = text[text.index(after: equals)...].trimmingSpaces()
+        guard !name.isEmpty, !value.isEmpty else { return nil }
+        self.init(name: name, value: value)
+    }
+
+    public var description: String { "\(name)=\(value)" }
+}
+
+extension Substring {
+    fileprivate func trimmingSpaces() -> String {
+        String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
+    }
+}
+
+// MARK: Values
+
+extension CameraControl {
+    /// The number to hand the driver for `text`: an integer (decimal, or hexadecimal after
+    /// `0x`) within the range; 0, 1, true or false for a boolean; a menu item by index or by
+    /// name, where case, spaces and punctuation do not count ("50hz" is "50 Hz").
+    public func value(for text: String) throws(ControlError.Problem) -> Int64 {
+        if flags.contains(.readOnly) { throw .readOnly }
+        switch kind {
+        case .string, .other:
+            throw .cannotSet
+        case .button:
+            // Setting a button presses it; drivers ignore the value.
+            return 0
+        case .boolean:
+            switch text.lowercased() {
+            case "1", "true": return 1
+            case "0", "false": return 0
+            default: throw .notAValue
+            }
+        case .integer, .integer64:
+            guard let number = Self.integer(text) else { throw .notAValue }
+            guard (minimum...maximum).contains(number) else { throw .outOfRange }
+            return number
+        case .bitmask:
+            guard let number = Self.integer(text) else { throw .notAValue }
+            guard number >= 0, number & ~maximum == 0 else { throw .outOfRange }
+            return number
+        case .menu:
+            if let index = Self.integer(text) {
+                guard (minimum...maximum).contains(index) else { throw .outOfRange }
+                guard menuItem(index) != nil else { throw .noSuchMenuItem }
+                return index
+            }
+            let typed = Self.compactName(text)
+            guard !typed.isEmpty, let item = menu.first(where: { Self.compactName($0.name) == typed }) else {
+                throw .noSuchMenuItem
+            }
+            return item.index
+        case .integerMenu:
+            // Items are numbers themselves: an offered index first, then an item's value.
+            if let index = Self.integer(text), menuItem(index) != nil { return index }
+            guard let number = Self.integer(text), let item = menu.first(where: { Self.integer($0.name) == number }) else {
+                throw .noSuchMenuItem
+            }
+            return item.index
+        }
+    }
+
+    /// What the control accepts, for messages: "an integer from -64 to 64", "0 (Disabled),
+    /// 1 (50 Hz), 2 (60 Hz)".
+    public var accepted: String {
+        switch kind {
+        case .integer, .integer64:
+            return "an integer from \(minimum) to \(maximum)" + (step > 1 ? " in steps of \(step)" : "")
+        case .bitmask:
+            return "a bit mask within 0x\(String(maximum, radix: 16))"
+        case .boolean:
+            return "0, 1, true or false"
+        case .menu, .integerMenu:
+            return "one of " + menuText
+        case .button:
+            return "any value (setting it presses it)"
+        case .string, .other:
+            return "no value vtrecord can set"
+        }
+    }
+
+    /// The menu as "0 (Disabled), 1 (50 Hz), 2 (60 Hz)".
+    public var menuText: String {
+        menu.map { "\($0.index) (\($0.name))" }.joined(separator: ", ")
+    }
+
+    /// Decimal with an optional sign, or hexadecimal after `0x`.
+    static func integer(_ text: String) -> Int64? {
+        let lower = text.lowercased()
+        if lower.hasPrefix("0x") { return Int64(lower.dropFirst(2), radix: 16) }
+        if lower.hasPrefix("-0x") { return Int64(lower.dropFirst(3), radix: 16).map { -$0 } }
+        return Int64(lower)
+    }
 }

@@ -42,6 +42,8 @@ public enum CaptureError: ReportableError, Equatable {
     case ioctl(path: String, name: String, errno: Int32)
     /// The device went away while recording (ENODEV, EIO, POLLERR).
     case unplugged(path: String)
+    /// A `--control` the camera does not have or will not take: bad usage, exit 2.
+    case control(ControlError)
 
     public var exitStatus: ExitStatus {
         switch self {
@@ -51,6 +53,8 @@ public enum CaptureError: ReportableError, Equatable {
         case .noSuchDevice, .devicePermissionDenied, .deviceBusy, .notACaptureDevice,
              .unsupportedDeviceFormat, .ioctl, .unplugged:
             .capture
+        case let .control(error):
+            error.exitStatus
         }
     }
 
@@ -91,6 +95,8 @@ public enum CaptureError: ReportableError, Equatable {
             return "\(path): ioctl(\(name)): \(Self.reason(code))"
         case let .unplugged(path):
             return "\(path) was unplugged or stopped responding: the recording ends here (--reconnect waits for it to come back)"
+        case let .control(error):
+            return error.description
         }
     }
 

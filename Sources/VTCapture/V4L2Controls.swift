@@ -1,15 +1,17 @@
 import CV4L2
+import Logging
 import VTCore
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Camera controls: listing them with their ranges, menus and values.
+/// Camera controls: listing them with their ranges, menus and values, and setting the ones
+/// the user named.
 ///
 /// Controls are enumerated with VIDIOC_QUERY_EXT_CTRL (64-bit ranges), or VIDIOC_QUERYCTRL on
-/// drivers that predate it, and read with VIDIOC_G_EXT_CTRLS, falling back to VIDIOC_G_CTRL
-/// where that is missing.
+/// drivers that predate it, and read and written with the extended control calls, falling back
+/// to VIDIOC_G_CTRL/VIDIOC_S_CTRL where those are missing.
 extension V4L2Device {
     /// Every enabled control, in the driver's order, each under its class heading.
     func controls() throws(CaptureError) -> [CameraControl] {
@@ -68,6 +70,43 @@ extension V4L2Device {
         return found
     }
 
+    /// Sets each named control, in the order given, after checking every one against what the
+    /// camera offers, so a mistake in the last leaves the camera as it was. A value the driver
+    /// adjusts (uvcvideo rounds integers to their step) is reported in one line.
+    func applyControls(_ settings: [ControlSetting], logger: Logger) throws(CaptureError) {
+        guard !settings.isEmpty else { return }
+        let available = try controls()
+        var resolved: [(setting: ControlSetting, control: CameraControl, value: Int64)] = []
+        for setting in settings {
+            let typed = CameraControl.normalizedName(setting.name)
+            guard let control = available.first(where: { $0.name == typed }) else {
+                let known = CameraControl.nearest(to: typed, in: available.map(\.name))
+                throw .control(ControlError(path: path, setting: setting, control: nil,
+                                            problem: .unknownControl(known: known)))
+            }
+            do throws(ControlError.Problem) {
+                resolved.append((setting, control, try control.value(for: setting.value)))
+            } catch {
+                throw .control(ControlError(path: path, setting: setting, control: control, problem: error))
+            }
+        }
+        for (setting, control, value) in resolved {
+            if let code = setValue(value, of: control) {
+                switch code {
+                case EINVAL, ERANGE, EACCES, EPERM, EILSEQ:
+                    throw .control(ControlError(path: path, setting: setting, control: control,
+                                                problem: .refused(errno: code)))
+                default:
+                    throw error(for: code, ioctl: "VIDIOC_S_EXT_CTRLS")
+                }
+            }
+            guard control.kind == .integer || control.kind == .integer64,
+                  !control.flags.contains(.writeOnly), !control.flags.contains(.volatile),
+                  let taken = try currentValue(of: control), taken != value else { continue }
+            logger.notice("\(path): asked for \(control.name)=\(value), the camera took \(taken)")
+        }
+    }
+
     // MARK: Values
 
     /// The control's value now; nil when the driver will not say (write-only, or a camera
@@ -97,6 +136,27 @@ extension V4L2Device {
         default:
             return nil
         }
+    }
+
+    /// Hands one value to the driver; nil on success, else errno.
+    private func setValue(_ value: Int64, of control: CameraControl) -> Int32? {
+        var item = v4l2_ext_control()
+        item.id = control.id
+        if control.kind == .integer64 {
+            item.value64 = value
+        } else {
+            item.value = Int32(truncatingIfNeeded: value)
+        }
+        let code = withUnsafeMutablePointer(to: &item) { pointer in
+            var request = v4l2_ext_controls()
+            request.which = UInt32(V4L2_CTRL_WHICH_CUR_VAL)
+            request.count = 1
+            request.controls = pointer
+            return ioctl(vt_VIDIOC_S_EXT_CTRLS, &request)
+        }
+        guard code == ENOTTY, control.kind != .integer64 else { return code }
+        var legacy = v4l2_control(id: control.id, value: Int32(truncatingIfNeeded: value))
+        return ioctl(vt_VIDIOC_S_CTRL, &legacy)
     }
 
     /// The items a menu control offers; the driver refuses the indices it skips.

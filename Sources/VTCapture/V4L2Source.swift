@@ -47,8 +47,9 @@ public final class V4L2Source: CaptureSource {
     /// format or a bad control is reported before any output exists.
     ///
     /// `strict`: a format, size or rate other than the asked one is an error instead of a
-    /// notice.
+    /// notice. `controls` are set after the format and rate (S_FMT may reset some), in order.
     public init(path: String, request: CameraRequest, bufferCount: Int = 8, strict: Bool = false,
+                controls: [ControlSetting] = [],
                 logger: Logger = Logger(label: "vtrecord.capture")) throws(CaptureError) {
         let device = try V4L2Device(path: path)
         let offered = try device.enumerateFormats()
@@ -75,6 +76,7 @@ public final class V4L2Source: CaptureSource {
             }
             logger.notice("\(path): \(difference)")
         }
+        try device.applyControls(controls, logger: logger)
 
         ring = try V4L2BufferRing(device: device, count: bufferCount)
         self.path = path

@@ -7,7 +7,7 @@ struct Controls: ParsableCommand {
         abstract: "List a camera's controls with their ranges, menus and current values.",
         discussion: """
             Names are the driver's, lower-cased with punctuation turned into underscores, as \
-            v4l2-ctl spells them.
+            v4l2-ctl spells them; they are what --control NAME=VALUE takes when recording.
             """
     )
 

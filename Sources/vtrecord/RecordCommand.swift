@@ -41,6 +41,9 @@ struct InputOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Camera capture buffers, 2–32 (default 8).", valueName: "n"))
     var buffers: Int = 8
 
+    @Option(name: .customLong("control"), help: ArgumentHelp("Set a camera control before recording, e.g. brightness=20 or power_line_frequency=50hz (repeatable; 'vtrecord controls' lists them). Values: integers, 0/1/true/false, menu items by index or name.", valueName: "name=value"))
+    var controls: [ControlSetting] = []
+
     @Option(name: .long, help: "Live sources: cfr (default) puts frames on the nominal frame grid, repeating a frame into an empty slot and keeping the later of two in one slot, so the file plays at the right speed; passthrough encodes every captured frame once.")
     var timing: TimingArgument = .cfr
 
@@ -153,6 +156,9 @@ extension VTRecord {
         if input.input != nil && input.size != nil {
             throw ValidationError("--size applies to a camera or the test pattern; a Y4M input has its own size")
         }
+        if !input.controls.isEmpty && (input.input != nil || input.testPattern) {
+            throw ValidationError("--control applies to a camera, not to \(input.input != nil ? "--input" : "--test-pattern")")
+        }
         if !(2...32).contains(input.buffers) {
             throw ValidationError("--buffers must be 2 to 32")
         }
@@ -251,7 +257,7 @@ extension VTRecord {
             }
             let request = CameraRequest(format: input.format.pixelFormat, size: input.size, frameRate: input.fps?.rate)
             return try V4L2Source(path: path!, request: request, bufferCount: input.buffers,
-                                  strict: input.strictFormat, logger: logger)
+                                  strict: input.strictFormat, controls: input.controls, logger: logger)
         }
         let size = input.size ?? FrameSize(width: 1280, height: 720)
         let rate = input.fps?.rate ?? FrameRate(numerator: 30, denominator: 1)!

@@ -2,8 +2,8 @@ import Foundation
 import Testing
 import VTTestSupport
 
-/// `vtrecord devices`, `formats` and `controls`, run as a user runs them against the fake
-/// uvcvideo camera, and checked against what v4l2-ctl says about the same camera.
+/// `vtrecord devices`, `formats`, `controls` and `--control`, run as a user runs them against
+/// the fake uvcvideo camera, and checked against what v4l2-ctl says about the same camera.
 @Suite struct CameraDiscoveryTests {
     static func vtrecord(_ camera: FakeCamera, _ arguments: [String]) throws -> ProcessResult {
         try Tools.run(Tools.vtrecord, arguments, environment: try camera.environment())
@@ -132,6 +132,89 @@ import VTTestSupport
         let camera = try FakeCamera(knobs: [.busy])
         #expect(try Self.json(try Self.vtrecord(camera, ["controls", "--json"])).count == 7)
         #expect(try Self.json(try Self.vtrecord(camera, ["formats", "--json"])).count == 7, "four native formats, three libv4l2 converts to")
+    }
+
+    // MARK: --control
+
+    /// Records a few frames with a traced camera; the trace has every value the camera took.
+    static func recordTraced(_ camera: FakeCamera, _ controls: [String]) throws -> (ProcessResult, String) {
+        let output = camera.file("out.h264")
+        let r = try Self.vtrecord(camera, ["--device", camera.path, "-o", output, "--size", "640x480",
+                                           "--frames", "3", "--quiet", "--speed", "ultrafast"]
+                                          + controls.flatMap { ["--control", $0] })
+        return (r, output)
+    }
+
+    /// The control values the fake camera logged being set, in order, and whether each came
+    /// before streaming started.
+    static func setValues(inTrace trace: String) -> [String] {
+        var values: [String] = []
+        for line in trace.split(separator: "\n") {
+            if line.hasPrefix("fake-v4l2: control ") { values.append(String(line.dropFirst("fake-v4l2: control ".count))) }
+            if line.contains("VIDIOC_STREAMON") { values.append("STREAMON") }
+        }
+        return values
+    }
+
+    @Test func controlValueReachesTheDeviceBeforeStreaming() throws {
+        let camera = try FakeCamera(knobs: [.trace])
+        let (r, output) = try Self.recordTraced(camera, ["brightness=40", "contrast=0x10"])
+        #expect(r.status == 0, "\(r.stderr.suffix(2000))")
+        #expect(Self.setValues(inTrace: r.stderr) == ["Brightness = 40", "Contrast = 16", "STREAMON"])
+        #expect(FileManager.default.fileExists(atPath: output))
+    }
+
+    @Test func menuItemsByNameAndBooleansByWord() throws {
+        let camera = try FakeCamera(knobs: [.trace])
+        let (r, _) = try Self.recordTraced(camera, ["power_line_frequency=60hz", "Exposure, Auto=manual mode",
+                                                    "white_balance_temperature_auto=false"])
+        #expect(r.status == 0, "\(r.stderr.suffix(2000))")
+        #expect(Self.setValues(inTrace: r.stderr) == [
+            "Power Line Frequency = 2", "Exposure, Auto = 1", "White Balance Temperature, Auto = 0", "STREAMON",
+        ])
+    }
+
+    @Test func unknownControlIsBadUsageSuggestingTheNearest() throws {
+        let camera = try FakeCamera(knobs: [.trace])
+        let (r, output) = try Self.recordTraced(camera, ["contrast=10", "brightnes=3"])
+        #expect(r.status == 2)
+        let error = r.stderr.split(separator: "\n").filter { $0.hasPrefix("vtrecord: error:") }
+        #expect(error.count == 1, "\(r.stderr.suffix(2000))")
+        let message = String(error.first ?? "")
+        #expect(message.contains("'brightnes'") && message.contains("did you mean brightness?"), "\(message)")
+        let listed = message.components(separatedBy: "Its controls: ").last ?? ""
+        #expect(listed.hasPrefix("brightness, "), "nearest first: \(message)")
+        #expect(listed.contains("power_line_frequency"), "\(message)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+        // Every setting is checked before any is applied.
+        #expect(Self.setValues(inTrace: r.stderr) == [])
+    }
+
+    @Test func outOfRangeIsBadUsageGivingTheRange() throws {
+        let camera = try FakeCamera()
+        let (r, output) = try Self.recordTraced(camera, ["brightness=200"])
+        #expect(r.status == 2)
+        #expect(r.stderr.contains("--control brightness=200 is out of range: brightness takes an integer from -64 to 64"),
+                "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+        let menu = try Self.recordTraced(camera, ["power_line_frequency=45hz"])
+        #expect(menu.0.status == 2)
+        #expect(menu.0.stderr.contains("0 (Disabled), 1 (50 Hz), 2 (60 Hz)"), "\(menu.0.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: menu.1))
+    }
+
+    @Test func controlNeedsACameraAndANameAndAValue() throws {
+        let dir = try TemporaryDirectory()
+        let pattern = try Tools.vtrecord(["--test-pattern", "--frames", "1", "-o", dir.path("x.h264"),
+                                          "--control", "brightness=3"])
+        #expect(pattern.status == 2)
+        #expect(pattern.stderr.contains("--control applies to a camera"), "\(pattern.stderr)")
+        for bad in ["=3", "brightness=", "brightness"] {
+            let r = try Tools.vtrecord(["--device", "/dev/video0", "-o", dir.path("x.h264"), "--control", bad])
+            #expect(r.status == 2, "\(bad)")
+            #expect(r.stderr.contains("--control"), "\(bad): \(r.stderr)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).isEmpty)
     }
 }
 

@@ -17,7 +17,7 @@ import Testing
         for command in ["inspect", "devices", "formats", "controls"] {
             options.formUnion(try Self.longOptions(inHelpOf: ["help", command]))
         }
-        #expect(options.contains("--input") && options.contains("--json-summary"))
+        #expect(options.contains("--input") && options.contains("--json-summary") && options.contains("--control"))
         let man = try String(contentsOf: Self.root.appendingPathComponent("man/vtrecord.1"), encoding: .utf8)
         let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
         for option in options.subtracting(["--help", "--version"]) {
