@@ -42,6 +42,8 @@ public enum CaptureError: ReportableError, Equatable {
     case ioctl(path: String, name: String, errno: Int32)
     /// The device went away while recording (ENODEV, EIO, POLLERR).
     case unplugged(path: String)
+    /// A `--control` the camera does not have or will not take: bad usage, exit 2.
+    case control(ControlError)
 
     public var exitStatus: ExitStatus {
         switch self {
@@ -51,6 +53,8 @@ public enum CaptureError: ReportableError, Equatable {
         case .noSuchDevice, .devicePermissionDenied, .deviceBusy, .notACaptureDevice,
              .unsupportedDeviceFormat, .ioctl, .unplugged:
             .capture
+        case let .control(error):
+            error.exitStatus
         }
     }
 
@@ -78,7 +82,7 @@ public enum CaptureError: ReportableError, Equatable {
         case let .unsupportedPatternSize(width, height, reason):
             return "test pattern size \(width)x\(height) is not supported: \(reason)"
         case let .noSuchDevice(path):
-            return "\(path): no such device: is the camera plugged in? (ls /dev/v4l/by-id/ lists the cameras)"
+            return "\(path): no such device: is the camera plugged in? (vtrecord devices lists the cameras)"
         case let .devicePermissionDenied(path):
             return "\(path): no permission: add the user to the 'video' group (sudo usermod -aG video $USER, then log in again)"
         case let .deviceBusy(path):
@@ -91,6 +95,8 @@ public enum CaptureError: ReportableError, Equatable {
             return "\(path): ioctl(\(name)): \(Self.reason(code))"
         case let .unplugged(path):
             return "\(path) was unplugged or stopped responding: the recording ends here (--reconnect waits for it to come back)"
+        case let .control(error):
+            return error.description
         }
     }
 

@@ -20,7 +20,11 @@ final class V4L2Device {
     /// Opens `path`, non-blocking (frames are waited for with poll, so a stop request is never
     /// stuck behind a DQBUF), and checks that it is a streaming video capture device before
     /// handing it to libv4l2 (which would complain on stderr about anything else).
-    init(path: String) throws(CaptureError) {
+    ///
+    /// `forCapture`: also find out now whether another program is streaming from the camera.
+    /// Without it the device is opened only to be looked at (formats, controls), which works
+    /// while another program records.
+    init(path: String, forCapture: Bool = true) throws(CaptureError) {
         self.path = path
         let opened = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
         guard opened >= 0 else {
@@ -59,7 +63,7 @@ final class V4L2Device {
         // own line about it.
         var current = v4l2_format()
         current.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
-        if Glibc.ioctl(opened, vt_VIDIOC_G_FMT, &current) == 0,
+        if forCapture, Glibc.ioctl(opened, vt_VIDIOC_G_FMT, &current) == 0,
            Glibc.ioctl(opened, vt_VIDIOC_S_FMT, &current) != 0, errno == EBUSY {
             Glibc.close(opened)
             throw .deviceBusy(path: path)

@@ -26,6 +26,8 @@ public final class V4L2Source: CaptureSource {
     private let bufferCount: Int
     /// `--reconnect`: an unplugged camera is waited for and recording goes on.
     private let reconnects: Bool
+    /// `--control` settings, set again after a reconnect (a replugged camera forgets them).
+    private let controls: [ControlSetting]
     private let stopSignal = StopSignal()
     private let reader: Mutex<Reader>
     private let counters = Mutex(CaptureStatistics())
@@ -58,9 +60,9 @@ public final class V4L2Source: CaptureSource {
     /// format or a bad control is reported before any output exists.
     ///
     /// `strict`: a format, size or rate other than the asked one is an error instead of a
-    /// notice.
+    /// notice. `controls` are set after the format and rate (S_FMT may reset some), in order.
     public init(path: String, request: CameraRequest, bufferCount: Int = 8, strict: Bool = false,
-                reconnect: Bool = false,
+                reconnect: Bool = false, controls: [ControlSetting] = [],
                 logger: Logger = Logger(label: "vtrecord.capture")) throws(CaptureError) {
         let device = try V4L2Device(path: path)
         let offered = try device.enumerateFormats()
@@ -87,6 +89,7 @@ public final class V4L2Source: CaptureSource {
             }
             logger.notice("\(path): \(difference)")
         }
+        try device.applyControls(controls, logger: logger)
 
         let ring = try V4L2BufferRing(device: device, count: bufferCount)
         self.path = path
@@ -95,6 +98,7 @@ public final class V4L2Source: CaptureSource {
         self.logger = logger
         self.bufferCount = bufferCount
         self.reconnects = reconnect
+        self.controls = controls
         zeroCopy = Self.canPassWithoutCopy(cameraFormat, image, ring)
         format = SourceFormat(pixelFormat: zeroCopy ? cameraFormat.deliveredPixelFormat : .i420,
                               width: image.width, height: image.height, frameRate: rate,
@@ -203,6 +207,7 @@ public final class V4L2Source: CaptureSource {
                     + "instead of \(old.fourCC) \(old.width)x\(old.height): the recording cannot go on in the same file")
             }
             _ = try device.setFrameRate(format.frameRate)
+            try device.applyControls(controls, logger: logger)
             let ring = try V4L2BufferRing(device: device, count: bufferCount)
             guard Self.canPassWithoutCopy(cameraFormat, image, ring) == zeroCopy else {
                 throw .unsupportedDeviceFormat(path: path, detail: "came back with a buffer layout the recording cannot go on with")

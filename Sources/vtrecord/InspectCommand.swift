@@ -18,11 +18,7 @@ struct Inspect: ParsableCommand {
         let bytes = try readAll()
         let report = try StreamInspector.inspect(annexB: bytes)
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            var data = try encoder.encode(report)
-            data.append(0x0A)
-            FileHandle.standardOutput.write(data)
+            try printJSON(report)
         } else {
             print(report.textDescription, terminator: report.textDescription.hasSuffix("\n") ? "" : "\n")
         }

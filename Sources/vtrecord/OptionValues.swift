@@ -17,6 +17,13 @@ enum CameraFormatArgument: String, ExpressibleByArgument, CaseIterable {
     var pixelFormat: CameraPixelFormat? { CameraPixelFormat(rawValue: rawValue) }
 }
 
+/// `--control brightness=20`: checked against the camera's controls once it is open.
+extension ControlSetting: ExpressibleByArgument {
+    public init?(argument: String) {
+        self.init(parsing: argument)
+    }
+}
+
 /// `--timing cfr|passthrough`.
 enum TimingArgument: String, ExpressibleByArgument, CaseIterable {
     case cfr, passthrough

@@ -7,9 +7,18 @@ import VTEncoding
 import VTOutput
 import VTRecorder
 
-struct InputOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("Record from this V4L2 camera (default /dev/video0 when no other source is given).", valueName: "path"))
+/// `--device`, in a group of its own because the recording command and the camera commands
+/// (formats, controls) both take it: swift-argument-parser hands the root command every
+/// `--device` on the line, and a subcommand gets the value by including the same group.
+struct DeviceOption: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The V4L2 camera, such as /dev/video0 (the default when no other source is given) or a /dev/v4l/by-id/ link.", valueName: "path"))
     var device: String?
+}
+
+struct InputOptions: ParsableArguments {
+    @OptionGroup var camera: DeviceOption
+
+    var device: String? { camera.device }
 
     @Option(name: .long, help: ArgumentHelp("Read frames from a Y4M file, or '-' for standard input.", valueName: "path"))
     var input: String?
@@ -34,6 +43,9 @@ struct InputOptions: ParsableArguments {
 
     @Flag(name: .long, help: "When the camera is unplugged, wait for it to come back and go on in the same file (the gap is counted).")
     var reconnect = false
+
+    @Option(name: .customLong("control"), help: ArgumentHelp("Set a camera control before recording, e.g. brightness=20 or power_line_frequency=50hz (repeatable; 'vtrecord controls' lists them). Values: integers, 0/1/true/false, menu items by index or name.", valueName: "name=value"))
+    var controls: [ControlSetting] = []
 
     @Option(name: .long, help: "Live sources: cfr (default) puts frames on the nominal frame grid, repeating a frame into an empty slot and keeping the later of two in one slot, so the file plays at the right speed; passthrough encodes every captured frame once.")
     var timing: TimingArgument = .cfr
@@ -147,6 +159,9 @@ extension VTRecord {
         if input.input != nil && input.size != nil {
             throw ValidationError("--size applies to a camera or the test pattern; a Y4M input has its own size")
         }
+        if !input.controls.isEmpty && (input.input != nil || input.testPattern) {
+            throw ValidationError("--control applies to a camera, not to \(input.input != nil ? "--input" : "--test-pattern")")
+        }
         if !(2...32).contains(input.buffers) {
             throw ValidationError("--buffers must be 2 to 32")
         }
@@ -245,7 +260,8 @@ extension VTRecord {
             }
             let request = CameraRequest(format: input.format.pixelFormat, size: input.size, frameRate: input.fps?.rate)
             return try V4L2Source(path: path!, request: request, bufferCount: input.buffers,
-                                  strict: input.strictFormat, reconnect: input.reconnect, logger: logger)
+                                  strict: input.strictFormat, reconnect: input.reconnect,
+                                  controls: input.controls, logger: logger)
         }
         let size = input.size ?? FrameSize(width: 1280, height: 720)
         let rate = input.fps?.rate ?? FrameRate(numerator: 30, denominator: 1)!

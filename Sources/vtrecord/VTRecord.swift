@@ -15,7 +15,10 @@ struct VTRecord: ParsableCommand {
         commandName: "vtrecord",
         abstract: "Record a camera, a Y4M stream or a test pattern to an H.264 file.",
         usage: """
-            vtrecord [--input <path> | --test-pattern] [<options>] [-o <path>]
+            vtrecord [--device <path> | --input <path> | --test-pattern] [<options>] [-o <path>]
+              vtrecord devices [--json]
+              vtrecord formats [--device <path>] [--json]
+              vtrecord controls [--device <path>] [--json]
               vtrecord inspect [--json] <file>
             """,
         discussion: """
@@ -33,7 +36,7 @@ struct VTRecord: ParsableCommand {
               130  aborted by a second signal
             """,
         version: version,
-        subcommands: [Inspect.self]
+        subcommands: [Devices.self, Formats.self, Controls.self, Inspect.self]
     )
 
     @OptionGroup(title: "Input") var input: InputOptions

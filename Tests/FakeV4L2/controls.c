@@ -195,7 +195,11 @@ static int ext_ctrls(struct fv_device *device, unsigned long request, struct v4l
     if (getting) return 0;
     for (uint32_t i = 0; i < set->count; i++) {
         set->controls[i].value = values[i];
-        if (request == VIDIOC_S_EXT_CTRLS) device->controls[settable(set->controls[i].id)] = values[i];
+        if (request == VIDIOC_S_EXT_CTRLS) {
+            int index = settable(set->controls[i].id);
+            device->controls[index] = values[i];
+            fv_trace("control %s = %d", controls[index].name, values[i]);
+        }
     }
     return 0;
 }
@@ -221,6 +225,7 @@ int fv_control_ioctl(struct fv_device *device, unsigned long request, void *arg)
         if (error != 0) return error;
         device->controls[index] = value;
         control->value = value;
+        fv_trace("control %s = %d", controls[index].name, value);
         return 0;
     }
     case VIDIOC_G_EXT_CTRLS: case VIDIOC_S_EXT_CTRLS: case VIDIOC_TRY_EXT_CTRLS:

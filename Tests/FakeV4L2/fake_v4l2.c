@@ -78,7 +78,8 @@
 //                                  frames_dropped (by the driver), last_sequence (-1: none),
 //                                  opens (successful), unplugged (0/1), pid. "%p" in the path
 //                                  becomes the process id.
-//   FAKE_V4L2_TRACE=1              Log every call on the fake device to stderr.
+//   FAKE_V4L2_TRACE=1              Log every call on the fake device to stderr, and each
+//                                  control value set ("control Brightness = 20").
 //
 // Not emulated: USERPTR/DMABUF memory, CREATE_BUFS, EXPBUF, events, the multi-planar API,
 // dup() of a fake descriptor, and sharing state between processes beyond FAKE_V4L2_LOCK_FILE.

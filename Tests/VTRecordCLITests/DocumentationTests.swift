@@ -13,15 +13,30 @@ import Testing
     }
 
     @Test func manPageAndReadmeCoverEveryOption() throws {
-        let options = try Self.longOptions(inHelpOf: ["--help"])
-            .union(try Self.longOptions(inHelpOf: ["help", "inspect"]))
-        #expect(options.contains("--input") && options.contains("--json-summary"))
+        var options = try Self.longOptions(inHelpOf: ["--help"])
+        for command in ["inspect", "devices", "formats", "controls"] {
+            options.formUnion(try Self.longOptions(inHelpOf: ["help", command]))
+        }
+        #expect(options.contains("--input") && options.contains("--json-summary") && options.contains("--control"))
         let man = try String(contentsOf: Self.root.appendingPathComponent("man/vtrecord.1"), encoding: .utf8)
         let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
         for option in options.subtracting(["--help", "--version"]) {
             let name = String(option.dropFirst(2))
             #expect(man.contains("Fl -\(name)"), "man/vtrecord.1 does not document \(option)")
             #expect(readme.contains(option), "README.md does not mention \(option)")
+        }
+    }
+
+    @Test func manPageAndReadmeCoverEveryCommand() throws {
+        let help = try Tools.vtrecord(["--help"]).stdoutText
+        let listed = help.components(separatedBy: "SUBCOMMANDS:").last ?? ""
+        let commands = listed.matches(of: #/\n  ([a-z]+) /#).map { String($0.output.1) }.filter { $0 != "help" }
+        #expect(Set(commands) == ["devices", "formats", "controls", "inspect"], "\(listed)")
+        let man = try String(contentsOf: Self.root.appendingPathComponent("man/vtrecord.1"), encoding: .utf8)
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        for command in commands {
+            #expect(man.contains(".It Cm \(command)"), "man/vtrecord.1 does not describe \(command)")
+            #expect(readme.contains("vtrecord \(command)"), "README.md does not mention \(command)")
         }
     }
 

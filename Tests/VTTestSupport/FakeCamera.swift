@@ -42,7 +42,7 @@ public final class FakeCamera: Sendable {
         case notCapture
         case jpegSubsampling(Int)
         case jpegQuality(Int)
-        /// Every call on the device is logged to standard error.
+        /// Every call on the device, and each control value set, is logged to standard error.
         case trace
 
         var variable: (name: String, value: String) {
