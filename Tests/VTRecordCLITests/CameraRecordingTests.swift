@@ -153,9 +153,12 @@ import VTTestSupport
     }
 
     @Test func aReconnectedCameraGoesOnInTheSameFile() throws {
-        let camera = try FakeCamera(knobs: [.unplugAfter(frames: 30), .reconnectAfter(milliseconds: 700)])
-        let (r, json) = try Self.record(camera, ["--size", "640x480", "--fps", "30", "--duration", "3s", "--reconnect"])
-        #expect(r.status == 0, "\(r.stderr)")
+        let camera = try FakeCamera(knobs: [.unplugAfter(frames: 30), .reconnectAfter(milliseconds: 700), .trace])
+        let (r, json) = try Self.record(camera, ["--size", "640x480", "--fps", "30", "--duration", "3s", "--reconnect",
+                                                 "--control", "brightness=40"])
+        #expect(r.status == 0, "\(r.stderr.suffix(2000))")
+        // The camera came back in its power-on state: the control was set on both opens.
+        #expect(r.stderr.components(separatedBy: "control Brightness = 40").count - 1 == 2)
         #expect(json["reconnects"] as? Int == 1, "\(json)")
         #expect(json["stop_reason"] as? String == "duration")
         let counters = try Tools.counters(camera.file("out.h264"), width: 640).map { try #require($0) }
