@@ -21,22 +21,13 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
 
     /// What the user asked a camera for; null fields were left to vtrecord.
     public struct Requested: Codable, Sendable, Equatable {
-        public var pixelFormat: String?
-        public var width: Int?
-        public var height: Int?
-        public var fps: String?
+        @NullWhenAbsent public var pixelFormat: String?
+        @NullWhenAbsent public var width: Int?
+        @NullWhenAbsent public var height: Int?
+        @NullWhenAbsent public var fps: String?
 
         enum CodingKeys: String, CodingKey {
             case pixelFormat = "pixel_format", width, height, fps
-        }
-
-        // Absent values are written as null, so every key is always there.
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(pixelFormat, forKey: .pixelFormat)
-            try container.encode(width, forKey: .width)
-            try container.encode(height, forKey: .height)
-            try container.encode(fps, forKey: .fps)
         }
     }
 

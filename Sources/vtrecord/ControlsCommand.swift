@@ -1,4 +1,5 @@
 import ArgumentParser
+import VTCore
 import VTCapture
 
 /// `vtrecord controls`: a camera's controls, as `v4l2-ctl --list-ctrls-menus` lists them.
@@ -82,13 +83,13 @@ struct ControlJSON: Encodable {
     var name: String
     var label: String
     var id: UInt32
-    var group: String?
+    @NullWhenAbsent var group: String?
     var type: String
     var minimum: Int64
     var maximum: Int64
     var step: UInt64
     var defaultValue: Int64
-    var value: Int64?
+    @NullWhenAbsent var value: Int64?
     var flags: [String]
     var menu: [Item]
 
@@ -111,19 +112,4 @@ struct ControlJSON: Encodable {
         case name, label, id, group, type, minimum, maximum, step, defaultValue = "default", value, flags, menu
     }
 
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(name, forKey: .name)
-        try container.encode(label, forKey: .label)
-        try container.encode(id, forKey: .id)
-        try container.encode(group, forKey: .group)
-        try container.encode(type, forKey: .type)
-        try container.encode(minimum, forKey: .minimum)
-        try container.encode(maximum, forKey: .maximum)
-        try container.encode(step, forKey: .step)
-        try container.encode(defaultValue, forKey: .defaultValue)
-        try container.encode(value, forKey: .value)
-        try container.encode(flags, forKey: .flags)
-        try container.encode(menu, forKey: .menu)
-    }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import VTCore
 import Logging
 import VTCapture
 
@@ -45,7 +46,7 @@ struct DeviceJSON: Encodable {
     var card: String
     var driver: String
     var busInfo: String
-    var byID: String?
+    @NullWhenAbsent var byID: String?
 
     init(_ camera: CameraDevice) {
         path = camera.path
@@ -59,12 +60,4 @@ struct DeviceJSON: Encodable {
         case path, card, driver, busInfo = "bus_info", byID = "by_id"
     }
 
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(path, forKey: .path)
-        try container.encode(card, forKey: .card)
-        try container.encode(driver, forKey: .driver)
-        try container.encode(busInfo, forKey: .busInfo)
-        try container.encode(byID, forKey: .byID)
-    }
 }

@@ -51,7 +51,7 @@ struct FormatJSON: Encodable {
     var fourcc: String
     var description: String
     /// The `--format` name, null for a format vtrecord does not record.
-    var format: String?
+    @NullWhenAbsent var format: String?
     var emulated: Bool
     var compressed: Bool
     var sizes: [Size]
@@ -71,13 +71,4 @@ struct FormatJSON: Encodable {
         case fourcc, description, format, emulated, compressed, sizes
     }
 
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(fourcc, forKey: .fourcc)
-        try container.encode(description, forKey: .description)
-        try container.encode(format, forKey: .format)
-        try container.encode(emulated, forKey: .emulated)
-        try container.encode(compressed, forKey: .compressed)
-        try container.encode(sizes, forKey: .sizes)
-    }
 }
