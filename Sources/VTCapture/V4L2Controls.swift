@@ -114,13 +114,7 @@ extension V4L2Device {
     private func currentValue(of control: CameraControl) throws(CaptureError) -> Int64? {
         var item = v4l2_ext_control()
         item.id = control.id
-        let code = withUnsafeMutablePointer(to: &item) { pointer in
-            var request = v4l2_ext_controls()
-            request.which = UInt32(V4L2_CTRL_WHICH_CUR_VAL)
-            request.count = 1
-            request.controls = pointer
-            return ioctl(vt_VIDIOC_G_EXT_CTRLS, &request)
-        }
+        let code = extendedControl(vt_VIDIOC_G_EXT_CTRLS, &item)
         switch code {
         case nil:
             return control.kind == .integer64 ? item.value64 : Int64(item.value)
@@ -138,6 +132,17 @@ extension V4L2Device {
         }
     }
 
+    /// G_EXT_CTRLS or S_EXT_CTRLS for one control's current value; nil on success, else errno.
+    private func extendedControl(_ request: UInt, _ item: inout v4l2_ext_control) -> Int32? {
+        withUnsafeMutablePointer(to: &item) { pointer in
+            var controls = v4l2_ext_controls()
+            controls.which = UInt32(V4L2_CTRL_WHICH_CUR_VAL)
+            controls.count = 1
+            controls.controls = pointer
+            return ioctl(request, &controls)
+        }
+    }
+
     /// Hands one value to the driver; nil on success, else errno.
     private func setValue(_ value: Int64, of control: CameraControl) -> Int32? {
         var item = v4l2_ext_control()
@@ -147,13 +152,7 @@ extension V4L2Device {
         } else {
             item.value = Int32(truncatingIfNeeded: value)
         }
-        let code = withUnsafeMutablePointer(to: &item) { pointer in
-            var request = v4l2_ext_controls()
-            request.which = UInt32(V4L2_CTRL_WHICH_CUR_VAL)
-            request.count = 1
-            request.controls = pointer
-            return ioctl(vt_VIDIOC_S_EXT_CTRLS, &request)
-        }
+        let code = extendedControl(vt_VIDIOC_S_EXT_CTRLS, &item)
         guard code == ENOTTY, control.kind != .integer64 else { return code }
         var legacy = v4l2_control(id: control.id, value: Int32(truncatingIfNeeded: value))
         return ioctl(vt_VIDIOC_S_CTRL, &legacy)

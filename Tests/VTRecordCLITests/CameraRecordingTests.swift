@@ -52,6 +52,22 @@ import VTTestSupport
         }
     }
 
+    @Test func aFormatOnlyLibv4l2OffersIsConvertedByIt() throws {
+        // The camera sends only YUYV; libv4l2 offers YU12 made from it.
+        let camera = try FakeCamera(knobs: [.formats("YUYV:640x480@30")])
+        let (r, json) = try Self.record(camera, ["--format", "yu12", "--size", "640x480", "--frames", "30",
+                                                 "--timing", "passthrough", "--timestamps", camera.file("times.txt")])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect((json["format"] as? [String: Any])?["pixel_format"] as? String == "yu12")
+        #expect(try Tools.counters(camera.file("out.h264"), width: 640) == (0..<30).map { Optional($0) })
+        // One capture time per encoded frame, in order, about 1/30 s apart.
+        let lines = try String(contentsOfFile: camera.file("times.txt"), encoding: .utf8).split(separator: "\n")
+        #expect(lines.first == "# timestamp format v2")
+        let times = lines.dropFirst().compactMap { Double($0) }
+        #expect(times.count == 30 && times.first == 0)
+        #expect(zip(times, times.dropFirst()).allSatisfy { abs($1 - $0 - 1000.0 / 30) < 5 }, "\(times)")
+    }
+
     @Test func driverDropsAreCountedAndMissingFromAPassthroughFile() throws {
         let camera = try FakeCamera(knobs: [.dropEvery(10)])
         let (r, json) = try Self.record(camera, ["--size", "640x480", "--frames", "60", "--timing", "passthrough"])
