@@ -205,12 +205,12 @@ import VTTestSupport
 
     @Test func anEncoderSlowerThanTheCameraDropsAtTheQueueAndMemoryStaysFlat() throws {
         let camera = try FakeCamera(knobs: [.formats("YUYV:1920x1080@30")])
-        // Thorough analysis without lookahead: well below 30 fps at 1080p on a small machine,
-        // with few reference frames and no frame queue inside x264, so x264's own memory is
-        // settled after the first second.
+        // Thorough analysis on one thread without lookahead: well below 30 fps at 1080p on any
+        // machine this runs on, with few reference frames and no frame queue inside x264, so
+        // x264's own memory is settled after the first second.
         let child = try ChildProcess(
             [Tools.vtrecord, "--device", camera.path, "--size", "1920x1080", "--fps", "30", "--timing", "passthrough",
-             "--speed", "slow", "--tune", "zerolatency", "-o", camera.file("out.h264"),
+             "--speed", "slow", "--tune", "zerolatency", "--threads", "1", "-o", camera.file("out.h264"),
              "--json-summary", camera.file("summary.json")],
             environment: try camera.environment())
         #expect(child.waitForStandardError(containing: "recording"), "\(child.standardErrorSoFar)")
