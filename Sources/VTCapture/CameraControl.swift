@@ -164,8 +164,9 @@ public struct ControlSetting: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "\(name)=\(value)" }
 }
 
-extension Substring {
-    fileprivate func trimmingSpaces() -> String {
+extension StringProtocol {
+    /// Without the spaces at either end (V4L2 pads fourccs with them; users type them).
+    func trimmingSpaces() -> String {
         String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
     }
 }

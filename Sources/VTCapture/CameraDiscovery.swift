@@ -81,32 +81,19 @@ public enum CameraDiscovery {
     /// Asks one node what it is: a camera, nil for a node that is not a video capture device,
     /// or why it could not be asked.
     static func query(_ path: String) -> Result<CameraDevice?, CaptureError> {
-        let fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else {
-            switch errno {
-            // Gone since it was listed, or a node without a device behind it.
-            case ENOENT, ENXIO, ENODEV: return .success(nil)
-            case EACCES, EPERM: return .failure(.devicePermissionDenied(path: path))
-            case EBUSY: return .failure(.deviceBusy(path: path))
-            case let code: return .failure(.ioctl(path: path, name: "open", errno: code))
+        do throws(CaptureError) {
+            let (fd, capabilities) = try V4L2Device.openAndQuery(path)
+            close(fd)
+            guard capabilities.flags & UInt32(V4L2_CAP_VIDEO_CAPTURE) != 0 else { return .success(nil) }
+            return .success(CameraDevice(path: path, card: capabilities.card, driver: capabilities.driver,
+                                         busInfo: capabilities.busInfo, byID: nil))
+        } catch {
+            switch error {
+            // Gone since it was listed, a node without a device behind it, or not V4L2 at all.
+            case .noSuchDevice, .notACaptureDevice: return .success(nil)
+            default: return .failure(error)
             }
         }
-        defer { close(fd) }
-        var cap = v4l2_capability()
-        var result: Int32
-        repeat { result = ioctl(fd, vt_VIDIOC_QUERYCAP, &cap) } while result < 0 && errno == EINTR
-        guard result == 0 else {
-            switch errno {
-            case ENOTTY, EINVAL: return .success(nil)
-            case ENODEV, EIO, ENXIO: return .failure(.noSuchDevice(path: path))
-            case let code: return .failure(.ioctl(path: path, name: "VIDIOC_QUERYCAP", errno: code))
-            }
-        }
-        let flags = cap.capabilities & UInt32(V4L2_CAP_DEVICE_CAPS) != 0 ? cap.device_caps : cap.capabilities
-        guard flags & UInt32(V4L2_CAP_VIDEO_CAPTURE) != 0 else { return .success(nil) }
-        return .success(CameraDevice(path: path, card: V4L2Device.string(cap.card),
-                                     driver: V4L2Device.string(cap.driver),
-                                     busInfo: V4L2Device.string(cap.bus_info), byID: nil))
     }
 
     /// The first link (by name) in `directory` that resolves to the same file as `path`.

@@ -21,15 +21,7 @@ public struct FourCC: Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         let scalars = (0..<4).map { UInt8(truncatingIfNeeded: rawValue >> ($0 * 8)) }
         return String(decoding: scalars.map { (32...126).contains($0) ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
-            .trimmingTrailingSpaces()
-    }
-}
-
-extension String {
-    fileprivate func trimmingTrailingSpaces() -> String {
-        var text = self
-        while text.last == " " { text.removeLast() }
-        return text
+            .trimmingSpaces()
     }
 }
 

@@ -47,9 +47,6 @@ final class V4L2BufferRing: @unchecked Sendable {
     let mappings: [Mapping]
     private let state: Mutex<State>
 
-    var count: Int { mappings.count }
-    var path: String { device.path }
-
     /// REQBUFS (EBUSY here: another program owns the camera), QUERYBUF and mmap each buffer,
     /// and queue them all. Streaming starts with `start()`.
     init(device: V4L2Device, count: Int) throws(CaptureError) {
@@ -60,6 +57,7 @@ final class V4L2BufferRing: @unchecked Sendable {
         request.memory = V4L2_MEMORY_MMAP.rawValue
         try device.require(vt_VIDIOC_REQBUFS, &request, name: "VIDIOC_REQBUFS")
         guard request.count >= 2 else {
+            Self.freeBuffers(device)
             throw .unsupportedDeviceFormat(path: device.path,
                                            detail: "the driver granted \(request.count) capture buffer(s); at least 2 are needed")
         }
@@ -176,9 +174,6 @@ final class V4L2BufferRing: @unchecked Sendable {
             _ = device.ioctl(vt_VIDIOC_QBUF, &buffer)
         }
     }
-
-    /// Buffers userspace holds right now.
-    var heldCount: Int { state.withLock { $0.held.filter { $0 }.count } }
 
     private static func bufferDescriptor(_ index: Int) -> v4l2_buffer {
         var buffer = v4l2_buffer()

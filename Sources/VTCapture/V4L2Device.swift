@@ -8,14 +8,12 @@ import Glibc
 /// An open V4L2 device node, reached through libv4l2 so that formats the camera sends but
 /// vtrecord cannot read (Bayer, vendor codes) arrive converted.
 ///
-/// Every ioctl goes through `ioctl(_:_:name:)`, which retries EINTR and hands back errno, so
-/// each caller decides what an error means where it happens (EBUSY from S_FMT is "busy",
-/// ENODEV from DQBUF is "unplugged").
+/// Every ioctl goes through `ioctl(_:_:)`, which retries EINTR and hands back errno, so each
+/// caller decides what an error means where it happens (EBUSY from S_FMT is "busy", ENODEV
+/// from DQBUF is "unplugged"); `require(_:_:name:)` is the plain case.
 final class V4L2Device {
     let path: String
     private(set) var fd: Int32
-
-    let capabilities: Capabilities
 
     /// Opens `path`, non-blocking (frames are waited for with poll, so a stop request is never
     /// stuck behind a DQBUF), and checks that it is a streaming video capture device before
@@ -26,8 +24,39 @@ final class V4L2Device {
     /// while another program records.
     init(path: String, forCapture: Bool = true) throws(CaptureError) {
         self.path = path
-        let opened = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
-        guard opened >= 0 else {
+        let (opened, capabilities) = try Self.openAndQuery(path)
+        do throws(CaptureError) {
+            guard capabilities.flags & UInt32(V4L2_CAP_VIDEO_CAPTURE) != 0 else {
+                throw .notACaptureDevice(path: path, what: Self.describe(capabilities: capabilities.flags))
+            }
+            guard capabilities.flags & UInt32(V4L2_CAP_STREAMING) != 0 else {
+                throw .notACaptureDevice(path: path, what: "a capture device without streaming I/O, which vtrecord needs")
+            }
+            // Another program streaming from the camera makes S_FMT fail with EBUSY. Asking
+            // here, for the format already set, finds that out before libv4l2, which would
+            // print its own line about it.
+            var current = v4l2_format()
+            current.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
+            if forCapture, Glibc.ioctl(opened, vt_VIDIOC_G_FMT, &current) == 0,
+               Glibc.ioctl(opened, vt_VIDIOC_S_FMT, &current) != 0, errno == EBUSY {
+                throw .deviceBusy(path: path)
+            }
+            guard v4l2_fd_open(opened, 0) == opened else {
+                throw .ioctl(path: path, name: "v4l2_fd_open", errno: errno)
+            }
+        } catch {
+            Glibc.close(opened)
+            throw error
+        }
+        fd = opened
+    }
+
+    /// Opens `path` (read-write, non-blocking) without libv4l2 and asks it VIDIOC_QUERYCAP.
+    /// The caller owns the descriptor. A node that is not a V4L2 device at all is
+    /// `.notACaptureDevice`, saying what it is.
+    static func openAndQuery(_ path: String) throws(CaptureError) -> (fd: Int32, capabilities: Capabilities) {
+        let fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else {
             switch errno {
             case ENOENT, ENXIO, ENODEV: throw .noSuchDevice(path: path)
             case EACCES, EPERM: throw .devicePermissionDenied(path: path)
@@ -37,43 +66,20 @@ final class V4L2Device {
             }
         }
         var cap = v4l2_capability()
-        let queried = Glibc.ioctl(opened, vt_VIDIOC_QUERYCAP, &cap)
-        let queryError = errno
-        guard queried == 0 else {
-            Glibc.close(opened)
-            switch queryError {
-            case ENOTTY, EINVAL: throw .notACaptureDevice(path: path, what: Self.describeNonV4L2Node(path))
+        var result: Int32
+        repeat { result = Glibc.ioctl(fd, vt_VIDIOC_QUERYCAP, &cap) } while result < 0 && errno == EINTR
+        guard result == 0 else {
+            let code = errno
+            Glibc.close(fd)
+            switch code {
+            case ENOTTY, EINVAL: throw .notACaptureDevice(path: path, what: describeNonV4L2Node(path))
             case ENODEV, EIO, ENXIO: throw .noSuchDevice(path: path)
-            default: throw .ioctl(path: path, name: "VIDIOC_QUERYCAP", errno: queryError)
+            default: throw .ioctl(path: path, name: "VIDIOC_QUERYCAP", errno: code)
             }
         }
         let flags = cap.capabilities & UInt32(V4L2_CAP_DEVICE_CAPS) != 0 ? cap.device_caps : cap.capabilities
-        capabilities = Capabilities(driver: Self.string(cap.driver), card: Self.string(cap.card),
-                                    busInfo: Self.string(cap.bus_info), flags: flags)
-        guard flags & UInt32(V4L2_CAP_VIDEO_CAPTURE) != 0 else {
-            Glibc.close(opened)
-            throw .notACaptureDevice(path: path, what: Self.describe(capabilities: flags))
-        }
-        guard flags & UInt32(V4L2_CAP_STREAMING) != 0 else {
-            Glibc.close(opened)
-            throw .notACaptureDevice(path: path, what: "a capture device without streaming I/O, which vtrecord needs")
-        }
-        // Another program streaming from the camera makes S_FMT fail with EBUSY. Asking here,
-        // for the format already set, finds that out before libv4l2, which would print its
-        // own line about it.
-        var current = v4l2_format()
-        current.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
-        if forCapture, Glibc.ioctl(opened, vt_VIDIOC_G_FMT, &current) == 0,
-           Glibc.ioctl(opened, vt_VIDIOC_S_FMT, &current) != 0, errno == EBUSY {
-            Glibc.close(opened)
-            throw .deviceBusy(path: path)
-        }
-        guard v4l2_fd_open(opened, 0) == opened else {
-            let code = errno
-            Glibc.close(opened)
-            throw .ioctl(path: path, name: "v4l2_fd_open", errno: code)
-        }
-        fd = opened
+        return (fd, Capabilities(driver: string(cap.driver), card: string(cap.card),
+                                 busInfo: string(cap.bus_info), flags: flags))
     }
 
     deinit { close() }
@@ -236,14 +242,13 @@ final class V4L2Device {
 
     // MARK: Format and rate
 
-    /// The negotiated image layout.
+    /// The negotiated image layout. (Pixel aspect from VIDIOC_CROPCAP is not asked: UVC
+    /// cameras have square pixels.)
     struct ImageFormat: Equatable {
         var fourCC: FourCC
         var width: Int
         var height: Int
         var bytesPerLine: Int
-        var imageSize: Int
-        /// Pixel aspect from VIDIOC_CROPCAP is not asked: UVC reports square pixels.
     }
 
     /// VIDIOC_S_FMT, then what the driver chose. EBUSY here means another program streams.
@@ -257,8 +262,7 @@ final class V4L2Device {
         try require(vt_VIDIOC_S_FMT, &format, name: "VIDIOC_S_FMT")
         let pix = format.fmt.pix
         return ImageFormat(fourCC: FourCC(rawValue: pix.pixelformat), width: Int(pix.width),
-                           height: Int(pix.height), bytesPerLine: Int(pix.bytesperline),
-                           imageSize: Int(pix.sizeimage))
+                           height: Int(pix.height), bytesPerLine: Int(pix.bytesperline))
     }
 
     /// VIDIOC_S_PARM with the asked rate (after S_FMT: uvcvideo resets the rate there), then

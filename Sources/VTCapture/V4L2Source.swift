@@ -38,6 +38,8 @@ public final class V4L2Source: CaptureSource {
     private struct Stream {
         var ring: V4L2BufferRing
         var image: V4L2Device.ImageFormat
+        /// Bytes a complete raw 4:2:0 picture takes in the driver's layout.
+        var rawImageSize: Int
         var pool: PixelBufferPool?
         /// One wrapper per driver buffer, made once (zero-copy formats only).
         var wrappers: [PixelBuffer]
@@ -111,17 +113,21 @@ public final class V4L2Source: CaptureSource {
     /// the driver's buffer.
     private static func canPassWithoutCopy(_ format: CameraPixelFormat, _ image: V4L2Device.ImageFormat,
                                            _ ring: V4L2BufferRing) -> Bool {
-        let rawSize = FrameConverter.imageSize(fourCC: image.fourCC, width: image.width, height: image.height,
-                                               bytesPerLine: image.bytesPerLine)
+        let rawSize = rawImageSize(image)
         return format.isRaw420 && image.bytesPerLine >= image.width
             && (format == .nv12 || image.bytesPerLine % 2 == 0)
             && ring.mappings.allSatisfy { $0.length >= rawSize }
     }
 
+    private static func rawImageSize(_ image: V4L2Device.ImageFormat) -> Int {
+        FrameConverter.imageSize(fourCC: image.fourCC, width: image.width, height: image.height,
+                                 bytesPerLine: image.bytesPerLine)
+    }
+
     private static func stream(_ ring: V4L2BufferRing, _ image: V4L2Device.ImageFormat, _ format: CameraPixelFormat,
                                zeroCopy: Bool, bufferCount: Int) -> Stream {
         guard zeroCopy else {
-            return Stream(ring: ring, image: image,
+            return Stream(ring: ring, image: image, rawImageSize: rawImageSize(image),
                           pool: PixelBufferPool(format: .i420, width: image.width, height: image.height,
                                                 capacity: bufferCount),
                           wrappers: [])
@@ -132,7 +138,7 @@ public final class V4L2Source: CaptureSource {
                 ring.requeue(index)
             }
         }
-        return Stream(ring: ring, image: image, pool: nil, wrappers: wrappers)
+        return Stream(ring: ring, image: image, rawImageSize: rawImageSize(image), pool: nil, wrappers: wrappers)
     }
 
     public var statistics: CaptureStatistics { counters.withLock { $0 } }
@@ -239,18 +245,17 @@ public final class V4L2Source: CaptureSource {
 
     private func deliver(_ filled: V4L2BufferRing.Dequeued, _ reader: inout Reader) throws(CaptureError) -> CapturedFrame? {
         let index = filled.index
-        if filled.flags & UInt32(V4L2_BUF_FLAG_ERROR) != 0 {
-            return rejected(index, reader.stream.ring, "the driver flagged frame \(filled.sequence) as damaged")
-        }
         let stream = reader.stream
+        if filled.flags & UInt32(V4L2_BUF_FLAG_ERROR) != 0 {
+            return rejected(index, stream.ring, "the driver flagged frame \(filled.sequence) as damaged")
+        }
         let image = stream.image
         let source = UnsafeRawPointer(stream.ring.mappings[index].address)
         let buffer: PixelBuffer
         if zeroCopy {
-            let needed = FrameConverter.imageSize(fourCC: image.fourCC, width: image.width, height: image.height,
-                                                  bytesPerLine: image.bytesPerLine)
-            guard filled.bytesUsed >= needed else {
-                return rejected(index, reader.stream.ring, "frame \(filled.sequence) is short (\(filled.bytesUsed) of \(needed) bytes)")
+            guard filled.bytesUsed >= stream.rawImageSize else {
+                return rejected(index, stream.ring,
+                                "frame \(filled.sequence) is short (\(filled.bytesUsed) of \(stream.rawImageSize) bytes)")
             }
             buffer = stream.wrappers[index]
             buffer.beginLease()
@@ -269,7 +274,7 @@ public final class V4L2Source: CaptureSource {
                 }
             } catch {
                 buffer.release()
-                return rejected(index, reader.stream.ring, "frame \(filled.sequence): \(Self.describe(error))")
+                return rejected(index, stream.ring, "frame \(filled.sequence): \(Self.describe(error))")
             }
             stream.ring.requeue(index)
         }
@@ -283,14 +288,14 @@ public final class V4L2Source: CaptureSource {
     }
 
     /// Gives a damaged frame back to the driver and counts it.
-    private func rejected(_ index: Int, _ ring: V4L2BufferRing, _ why: String) -> CapturedFrame? {
+    private func rejected(_ index: Int, _ ring: V4L2BufferRing, _ why: @autoclosure () -> String) -> CapturedFrame? {
         ring.requeue(index)
         let count = counters.withLock { statistics in
             statistics.badFrames += 1
             return statistics.badFrames
         }
         // The first few explain what is happening; the summary counts the rest.
-        if count <= 3 { logger.warning("\(path): \(why): not encoded") }
+        if count <= 3 { logger.warning("\(path): \(why()): not encoded") }
         return nil
     }
 

@@ -29,7 +29,7 @@ public final class TimestampLog {
             }
         }
         fd = opened
-        pending.append(contentsOf: Array("# timestamp format v2\n".utf8))
+        pending.append(contentsOf: "# timestamp format v2\n".utf8)
     }
 
     deinit {
@@ -38,8 +38,7 @@ public final class TimestampLog {
 
     /// Adds the time of the next encoded frame.
     public func record(_ time: MediaTime) throws(OutputError) {
-        let milliseconds = time.seconds * 1000
-        pending.append(contentsOf: Array(Self.format(milliseconds).utf8))
+        pending.append(contentsOf: Self.format(time.seconds * 1000).utf8)
         pending.append(0x0A)
         if pending.count >= Self.flushSize { try flush() }
     }

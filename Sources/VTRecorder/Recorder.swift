@@ -63,7 +63,8 @@ public final class Recorder: @unchecked Sendable {
     private var framesDuplicated = 0
     private var framesDroppedTiming = 0
     /// Capture time (CLOCK_MONOTONIC ns) of each picture in the encoder, by presentation time.
-    private let captureTimes = Mutex<[Int64: Int64]>([:])
+    /// Encoder thread only: the session hands out frames on the thread that feeds it.
+    private var captureTimes: [Int64: Int64] = [:]
     /// Capture → written, per picture from a source with a capture clock.
     private var latency = LatencyHistogram()
     /// Signalled when the capture thread has left its loop; nil until it starts.
@@ -195,23 +196,26 @@ public final class Recorder: @unchecked Sendable {
                 frame.buffer.release()
                 continue
             }
-            guard grid != nil else {
+            guard var constantRate = grid else {
                 defer { frame.buffer.release() }
                 try submit(frame.buffer, pts: frame.pts, shownAt: frame.pts, captureTime: frame.captureTime,
                            keyFrame: frame.isDiscontinuity, session: session)
                 continue
             }
-            let (emission, displaced) = grid!.add(frame)
+            let (emission, displaced) = constantRate.add(frame)
+            grid = constantRate
             if let displaced {
                 displaced.buffer.release()
                 framesDroppedTiming += 1
             }
-            if let emission { try encode(emission, grid: grid!, session: session) }
+            if let emission { try encode(emission, grid: constantRate, session: session) }
         }
-        if limitHit == nil, let last = grid?.finish() {
-            try encode(last, grid: grid!, session: session)
-        } else if let held = grid?.discard() {
-            held.buffer.release()
+        if var constantRate = grid {
+            if limitHit == nil, let last = constantRate.finish() {
+                try encode(last, grid: constantRate, session: session)
+            } else if let held = constantRate.discard() {
+                held.buffer.release()
+            }
         }
         if let limitHit { return limitHit }
         return stopRequested.load(ordering: .acquiring) ? .signal : .endOfInput
@@ -241,7 +245,7 @@ public final class Recorder: @unchecked Sendable {
             stopCapture()
             return
         }
-        if let captureTime { captureTimes.withLock { $0[Self.key(pts)] = captureTime } }
+        if let captureTime { captureTimes[Self.key(pts)] = captureTime }
         try timestamps?.record(shownAt)
         try session.encode(buffer, pts: pts, forceKeyFrame: keyFrame)
         framesSubmitted += 1
@@ -268,7 +272,7 @@ public final class Recorder: @unchecked Sendable {
 
     private func deliver(_ frame: EncodedFrame) throws {
         guard let session, let writer else { return }
-        if let captured = captureTimes.withLock({ $0.removeValue(forKey: Self.key(frame.pts)) }) {
+        if let captured = captureTimes.removeValue(forKey: Self.key(frame.pts)) {
             latency.add(milliseconds: Double(MonotonicClock.nanoseconds() - captured) / 1e6)
         }
         try writeLock.withLock { _ throws(OutputError) in

@@ -138,11 +138,7 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
     }
 
     public func jsonData() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        var data = try encoder.encode(self)
-        data.append(0x0A)
-        return data
+        try jsonDocument(self)
     }
 }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
-import VTCore
 import VTCapture
+import VTCore
+import VTRecorder
 
 /// `vtrecord controls`: a camera's controls, as `v4l2-ctl --list-ctrls-menus` lists them.
 struct Controls: ParsableCommand {
@@ -14,7 +15,7 @@ struct Controls: ParsableCommand {
 
     @OptionGroup var camera: DeviceOption
 
-    var device: String { camera.device ?? VTRecord.defaultDevice }
+    var device: String { camera.path }
 
     @Flag(name: .long, help: "Print the controls as JSON.")
     var json = false

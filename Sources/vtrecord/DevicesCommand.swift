@@ -1,7 +1,8 @@
 import ArgumentParser
-import VTCore
 import Logging
 import VTCapture
+import VTCore
+import VTRecorder
 
 /// `vtrecord devices`: the cameras on this machine.
 struct Devices: ParsableCommand {

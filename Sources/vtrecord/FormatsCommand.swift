@@ -1,6 +1,7 @@
 import ArgumentParser
 import VTCapture
 import VTCore
+import VTRecorder
 
 /// `vtrecord formats`: what a camera can send, as `v4l2-ctl --list-formats-ext` lists it.
 struct Formats: ParsableCommand {
@@ -14,7 +15,7 @@ struct Formats: ParsableCommand {
 
     @OptionGroup var camera: DeviceOption
 
-    var device: String { camera.device ?? VTRecord.defaultDevice }
+    var device: String { camera.path }
 
     @Flag(name: .long, help: "Print the formats as JSON.")
     var json = false

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import VTCore
 import VTH264
+import VTRecorder
 
 struct Inspect: ParsableCommand {
     static let configuration = CommandConfiguration(

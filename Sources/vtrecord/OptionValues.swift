@@ -33,7 +33,7 @@ enum TimingArgument: String, ExpressibleByArgument, CaseIterable {
 struct NoDefaultCamera: ReportableError {
     var exitStatus: ExitStatus { .capture }
     var description: String {
-        "no source given and \(VTRecord.defaultDevice) does not exist: plug in a camera, "
+        "no source given and \(DeviceOption.defaultPath) does not exist: plug in a camera, "
             + "or give --device PATH, --input FILE.y4m or --test-pattern"
     }
 }

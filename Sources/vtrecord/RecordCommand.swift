@@ -13,6 +13,12 @@ import VTRecorder
 struct DeviceOption: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The V4L2 camera, such as /dev/video0 (the default when no other source is given) or a /dev/v4l/by-id/ link.", valueName: "path"))
     var device: String?
+
+    /// The camera used when no `--device` is given.
+    static let defaultPath = "/dev/video0"
+
+    /// `--device`, or the default camera.
+    var path: String { device ?? Self.defaultPath }
 }
 
 struct InputOptions: ParsableArguments {
@@ -182,6 +188,7 @@ extension VTRecord {
         SignalMonitor.blockStopSignals()
         let logger = Logging.Logger(label: "vtrecord")
         let source = try openSource(logger: logger)
+        let camera = source as? V4L2Source
         var format = source.format
         if input.input != nil, let fps = input.fps { format.frameRate = fps.rate }
 
@@ -192,7 +199,7 @@ extension VTRecord {
         let realTime = settings.realTime ?? format.isLive
 
         let outputPath = output.output ?? Self.defaultOutputName()
-        let inputName = input.input ?? (input.testPattern ? "test-pattern" : (source as? V4L2Source)?.path ?? "camera")
+        let inputName = input.input ?? camera?.path ?? "test-pattern"
         if !output.quiet && outputPath != "-" {
             logger.notice("recording \(inputName == "-" ? "standard input" : inputName) to \(outputPath)")
         }
@@ -224,7 +231,7 @@ extension VTRecord {
 
         let result = recorder.run()
         let summary = RecordingSummary(result: result, input: inputName, output: outputPath,
-                                       format: format, camera: (source as? V4L2Source)?.negotiation,
+                                       format: format, camera: camera?.negotiation,
                                        realTime: realTime)
         if !output.quiet && result.statistics.framesEncoded > 0 {
             logger.notice("\(Self.describe(summary, result: result))")
@@ -240,9 +247,6 @@ extension VTRecord {
         }
     }
 
-    /// The camera used when no source is named.
-    static let defaultDevice = "/dev/video0"
-
     private func openSource(logger: Logging.Logger) throws -> any CaptureSource {
         let buffers = 8
         if let path = input.input {
@@ -251,15 +255,11 @@ extension VTRecord {
         if !input.testPattern {
             // Checked here, not in validate(): swift-argument-parser validates this command
             // also when a subcommand (inspect) runs.
-            var path = input.device
-            if path == nil {
-                guard FileManager.default.fileExists(atPath: Self.defaultDevice) else {
-                    throw NoDefaultCamera()
-                }
-                path = Self.defaultDevice
+            guard input.device != nil || FileManager.default.fileExists(atPath: DeviceOption.defaultPath) else {
+                throw NoDefaultCamera()
             }
             let request = CameraRequest(format: input.format.pixelFormat, size: input.size, frameRate: input.fps?.rate)
-            return try V4L2Source(path: path!, request: request, bufferCount: input.buffers,
+            return try V4L2Source(path: input.camera.path, request: request, bufferCount: input.buffers,
                                   strict: input.strictFormat, reconnect: input.reconnect,
                                   controls: input.controls, logger: logger)
         }
