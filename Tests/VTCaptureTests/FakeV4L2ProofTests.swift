@@ -15,7 +15,7 @@ struct FakeV4L2ProofTests {
         let camera = try FakeCamera()
         let result = try camera.v4l2ctl(["--list-formats-ext"])
         try #require(result.status == 0, "\(result.transcript)")
-        #expect(formatTable(fromListFormatsExt: result.standardOutputText) == Self.defaultTable)
+        #expect(V4L2CtlText.formatTable(result.standardOutputText) == Self.defaultTable)
         #expect(result.standardOutputText.contains("'MJPG' (Motion-JPEG, compressed)"))
     }
 
@@ -23,7 +23,7 @@ struct FakeV4L2ProofTests {
         let camera = try FakeCamera(knobs: [.formats("webcam")])
         let list = try camera.v4l2ctl(["--list-formats-ext"])
         try #require(list.status == 0, "\(list.transcript)")
-        #expect(formatTable(fromListFormatsExt: list.standardOutputText) == [
+        #expect(V4L2CtlText.formatTable(list.standardOutputText) == [
             "YUYV 640x480 30,15,5", "YUYV 1280x720 10,5", "YUYV 1920x1080 5",
             "MJPG 640x480 30,15,5", "MJPG 1280x720 30,15,5", "MJPG 1920x1080 30,15,5",
         ])
@@ -48,7 +48,7 @@ struct FakeV4L2ProofTests {
         #expect(text.contains("Video input : 0 (Camera 1: ok)"))
         #expect(text.contains("Pixel Format      : 'YUYV' (YUYV 4:2:2)"))
         #expect(text.contains("Frames per second: 30.000 (30/1)"))
-        #expect(controlList(fromListCtrls: text) == [
+        #expect(V4L2CtlText.controls(text).map { "\($0.name) \($0.type)" } == [
             "brightness int", "contrast int", "saturation int", "white_balance_temperature_auto bool",
             "power_line_frequency menu", "exposure_auto menu", "exposure_absolute int",
         ])
@@ -144,7 +144,7 @@ struct FakeV4L2ProofTests {
                                          "--stream-to=\(output)"])
         try #require(result.status == 0, "\(result.transcript)")
         let expected = [0, 1, 3, 4, 6, 7, 9, 10]
-        let sequences = numbers(after: "seq:", in: result.standardOutputText + result.standardError)
+        let sequences = V4L2CtlText.numbers(after: "seq:", in: result.standardOutputText + result.standardError)
         #expect(sequences.map { Int($0) } == expected)
         let data = try Data(contentsOf: URL(fileURLWithPath: output))
         #expect(frameNumbers(in: data, layout: .yuyv, width: 640, height: 480) == expected)
@@ -166,7 +166,7 @@ struct FakeV4L2ProofTests {
         let result = try camera.v4l2ctl(["--stream-mmap=16", "--stream-count=6", "--verbose", "--get-parm"])
         try #require(result.status == 0, "\(result.transcript)")
         let text = result.standardOutputText + result.standardError
-        let deltas = numbers(after: "delta:", in: text)
+        let deltas = V4L2CtlText.numbers(after: "delta:", in: text)
         #expect(deltas.count == 5)
         #expect(deltas.allSatisfy { abs($0 - 66.667) < 0.01 }, "\(deltas)")
         #expect(text.contains("Frames per second: 30.000 (30/1)"), "the driver still claims 30")
@@ -177,8 +177,8 @@ struct FakeV4L2ProofTests {
         let result = try camera.v4l2ctl(["--stream-mmap=16", "--stream-count=8", "--verbose"])
         try #require(result.status == 0, "\(result.transcript)")
         let text = result.standardOutputText + result.standardError
-        #expect(numbers(after: "seq:", in: text).map { Int($0) } == Array(0..<8))
-        let deltas = numbers(after: "delta:", in: text)
+        #expect(V4L2CtlText.numbers(after: "seq:", in: text).map { Int($0) } == Array(0..<8))
+        let deltas = V4L2CtlText.numbers(after: "delta:", in: text)
         #expect(deltas.count == 7)
         #expect(deltas.allSatisfy { $0 > 33.333 - 20 && $0 < 33.334 + 20 }, "\(deltas)")
         #expect(Set(deltas.map { ($0 * 10).rounded() }).count > 1, "the intervals vary: \(deltas)")

@@ -31,49 +31,6 @@ func frameNumbers(in data: Data, layout: RawLayout, width: Int, height: Int) -> 
     }
 }
 
-/// `v4l2-ctl --list-formats-ext` as lines "FOURCC WxH fps,fps,…", in the order listed.
-func formatTable(fromListFormatsExt text: String) -> [String] {
-    var lines: [String] = []
-    var fourcc = ""
-    var size = ""
-    var rates: [String] = []
-    func flush() {
-        if !size.isEmpty { lines.append("\(fourcc) \(size) \(rates.joined(separator: ","))") }
-        size = ""
-        rates = []
-    }
-    for line in text.split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) }) {
-        if line.hasPrefix("["), let open = line.firstIndex(of: "'") {
-            flush()
-            fourcc = String(line[line.index(after: open)...].prefix(4))
-        } else if line.hasPrefix("Size: Discrete ") {
-            flush()
-            size = String(line.dropFirst("Size: Discrete ".count))
-        } else if line.hasPrefix("Interval: Discrete "), let open = line.firstIndex(of: "("),
-                  let rate = Double(line[line.index(after: open)...].prefix { $0 != " " }) {
-            rates.append(String(Int(rate.rounded())))
-        }
-    }
-    flush()
-    return lines
-}
-
-/// The controls `v4l2-ctl --list-ctrls` prints, as "name type", in order.
-func controlList(fromListCtrls text: String) -> [String] {
-    text.split(separator: "\n").compactMap { line in
-        let words = line.split(separator: " ")
-        guard words.count >= 3, words[1].hasPrefix("0x"), words[2].hasPrefix("(") else { return nil }
-        return "\(words[0]) \(words[2].dropFirst().dropLast())"
-    }
-}
-
-/// Every number that follows `label` in a text, e.g. the "seq:" values of `v4l2-ctl --verbose`.
-func numbers(after label: String, in text: String) -> [Double] {
-    text.components(separatedBy: label).dropFirst().compactMap { rest in
-        Double(rest.drop { $0 == " " }.prefix { $0.isNumber || $0 == "." })
-    }
-}
-
 extension FakeCamera {
     /// Runs `v4l2-ctl -d <camera> arguments…` against the camera.
     func v4l2ctl(_ arguments: [String], sharedOwnership: Bool = false) throws -> ChildProcess.Result {
