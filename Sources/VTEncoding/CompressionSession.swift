@@ -39,8 +39,10 @@ public protocol CompressionSession: AnyObject {
 public enum EncoderError: ReportableError, Equatable {
     case openFailed(encoder: String, reason: String)
     case headersFailed(encoder: String)
-    case encodeFailed(encoder: String, frame: Int)
+    case encodeFailed(encoder: String, frame: Int, reason: String? = nil)
     case unsupportedPixelFormat(encoder: String, format: PixelFormat)
+    /// `--encoder vaapi` and no device can do what was asked.
+    case unavailable(encoder: String, reason: String)
 
     public var exitStatus: ExitStatus { .encoder }
 
@@ -50,8 +52,10 @@ public enum EncoderError: ReportableError, Equatable {
             "\(encoder) could not open the encoder: \(reason)"
         case let .headersFailed(encoder):
             "\(encoder) produced no SPS/PPS parameter sets"
-        case let .encodeFailed(encoder, frame):
-            "\(encoder) failed to encode frame \(frame)"
+        case let .encodeFailed(encoder, frame, reason):
+            "\(encoder) failed to encode frame \(frame)" + (reason.map { ": \($0)" } ?? "")
+        case let .unavailable(encoder, reason):
+            "--encoder \(encoder) cannot be used: \(reason)"
         case let .unsupportedPixelFormat(encoder, format):
             "\(encoder) cannot take \(format.rawValue) pictures: convert to I420 or NV12 first"
         }

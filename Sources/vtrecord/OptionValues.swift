@@ -98,3 +98,4 @@ struct LevelArgument: ExpressibleByArgument {
 extension EncoderSettings.Profile: ExpressibleByArgument {}
 extension EncoderSettings.Entropy: ExpressibleByArgument {}
 extension EncoderSettings.RateControl: ExpressibleByArgument {}
+extension EncoderChoice: ExpressibleByArgument {}

@@ -87,6 +87,12 @@ struct OutputOptions: ParsableArguments {
 }
 
 struct EncoderOptions: ParsableArguments {
+    @Option(name: .long, help: "Encoder: auto (default: VA-API hardware when a device can encode with these settings, else x264, saying which and why), vaapi (hardware or exit 4), x264.")
+    var encoder: EncoderChoice = .auto
+
+    @Option(name: .long, help: ArgumentHelp("VA-API device (DRM render node). Default: the first /dev/dri/renderD* that can encode H.264.", valueName: "path"))
+    var vaDevice: String?
+
     @Option(name: .long, help: ArgumentHelp("x264 preset: ultrafast … placebo (default medium).", valueName: "preset"))
     var speed: String?
 
@@ -171,6 +177,9 @@ extension VTRecord {
         if !(2...32).contains(input.buffers) {
             throw ValidationError("--buffers must be 2 to 32")
         }
+        if encoder.vaDevice != nil && encoder.encoder == .x264 {
+            throw ValidationError("--va-device applies to --encoder vaapi or auto, not x264")
+        }
         if let frames = output.frames, frames < 1 {
             throw ValidationError("--frames must be at least 1")
         }
@@ -198,6 +207,11 @@ extension VTRecord {
         settings.fullRange = format.fullRange
         let realTime = settings.realTime ?? format.isLive
 
+        let selection = try EncoderSelection.select(encoder.encoder, vaDevice: encoder.vaDevice, settings: settings)
+        if !output.quiet {
+            for notice in selection.notices { logger.notice("\(notice)") }
+        }
+
         let outputPath = output.output ?? Self.defaultOutputName()
         let inputName = input.input ?? camera?.path ?? "test-pattern"
         if !output.quiet && outputPath != "-" {
@@ -216,8 +230,8 @@ extension VTRecord {
             timestamps: timestampLog,
             progress: progress,
             makeSession: { handler in
-                try X264Session(width: format.width, height: format.height, pixelFormat: format.pixelFormat,
-                                settings: settings, output: handler)
+                try selection.makeSession(width: format.width, height: format.height, pixelFormat: format.pixelFormat,
+                                          settings: settings, output: handler)
             },
             makeWriter: { [overwrite = output.overwrite] in
                 try AnnexBWriter(path: outputPath, overwrite: overwrite)

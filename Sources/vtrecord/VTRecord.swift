@@ -19,10 +19,12 @@ struct VTRecord: ParsableCommand {
               vtrecord devices [--json]
               vtrecord formats [--device <path>] [--json]
               vtrecord controls [--device <path>] [--json]
+              vtrecord encoders [--va-device <path>] [--json]
               vtrecord inspect [--json] <file>
             """,
         discussion: """
-            Frames go from the source through a bounded queue to the encoder (libx264) and are \
+            Frames go from the source through a bounded queue to the encoder (VA-API hardware \
+            when a device can do the job, else libx264) and are \
             written as a raw H.264 elementary stream (Annex B) with SPS and PPS before every \
             keyframe, so every GOP plays on its own.
 
@@ -36,7 +38,7 @@ struct VTRecord: ParsableCommand {
               130  aborted by a second signal
             """,
         version: version,
-        subcommands: [Devices.self, Formats.self, Controls.self, Inspect.self]
+        subcommands: [Devices.self, Formats.self, Controls.self, Encoders.self, Inspect.self]
     )
 
     @OptionGroup(title: "Input") var input: InputOptions

@@ -1,0 +1,132 @@
+import CVAAPI
+import Foundation
+import VTCore
+
+/// A libva call that failed: which call, and libva's words for the status.
+public struct VAAPICallError: Error, Sendable, CustomStringConvertible {
+    public let call: String
+    public let status: VAStatus
+
+    public var description: String { "\(call) failed: \(String(cString: vaErrorStr(status)))" }
+}
+
+/// Checks a libva status.
+func vaCheck(_ status: VAStatus, _ call: @autoclosure () -> String) throws(VAAPICallError) {
+    guard status == VA_STATUS_SUCCESS else { throw VAAPICallError(call: call(), status: status) }
+}
+
+/// An initialised VA-API display on a DRM render node (`/dev/dri/renderD128`).
+final class VADevice {
+    let path: String
+    let display: VADisplay
+    let vendor: String
+    let apiVersion: String
+    private let fd: Int32
+
+    /// Why a node could not be opened as a VA-API display.
+    struct OpenError: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    init(path: String) throws(OpenError) {
+        let fd = open(path, O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw OpenError(description: "cannot open \(path): \(String(cString: strerror(errno)))")
+        }
+        guard let display = vaGetDisplayDRM(fd) else {
+            close(fd)
+            throw OpenError(description: "\(path) is not a DRM render node")
+        }
+        // libva announces its version and driver on the info channel: keep that quiet. Its
+        // error channel stays on standard error.
+        _ = vaSetInfoCallback(display, nil, nil)
+        var major: Int32 = 0
+        var minor: Int32 = 0
+        let status = vaInitialize(display, &major, &minor)
+        guard status == VA_STATUS_SUCCESS else {
+            _ = vaTerminate(display)
+            close(fd)
+            throw OpenError(description: "no VA-API driver works with \(path): \(String(cString: vaErrorStr(status)))")
+        }
+        self.path = path
+        self.fd = fd
+        self.display = display
+        self.apiVersion = "\(major).\(minor)"
+        self.vendor = vaQueryVendorString(display).map { String(cString: $0) } ?? "unknown"
+    }
+
+    deinit {
+        _ = vaTerminate(display)
+        close(fd)
+    }
+
+    /// The render nodes of this machine, in name order.
+    static func renderNodes(directory: String = "/dev/dri") -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.filter { $0.hasPrefix("renderD") }.sorted().map { "\(directory)/\($0)" }
+    }
+
+    /// What the driver offers for H.264 encoding.
+    func capabilities() -> VAAPICapabilities {
+        var profiles: [VAAPICapabilities.Profile] = []
+        var count = vaMaxNumProfiles(display)
+        var offered = [VAProfile](repeating: VAProfileNone, count: Int(max(count, 1)))
+        guard vaQueryConfigProfiles(display, &offered, &count) == VA_STATUS_SUCCESS else {
+            return VAAPICapabilities(device: path, vendor: vendor, apiVersion: apiVersion, profiles: [])
+        }
+        let available = Set(offered.prefix(Int(count)).map(\.rawValue))
+        for profile in EncoderSettings.Profile.allCases {
+            let vaProfile = profile.vaProfile
+            guard available.contains(vaProfile.rawValue) else { continue }
+            var entryCount = vaMaxNumEntrypoints(display)
+            var entrypoints = [VAEntrypoint](repeating: VAEntrypoint(0), count: Int(max(entryCount, 1)))
+            guard vaQueryConfigEntrypoints(display, vaProfile, &entrypoints, &entryCount) == VA_STATUS_SUCCESS else {
+                continue
+            }
+            var encoders: [VAAPICapabilities.Entrypoint] = []
+            for entrypoint in entrypoints.prefix(Int(entryCount)) {
+                guard let kind = VAAPICapabilities.EntrypointKind(entrypoint) else { continue }
+                encoders.append(encodeAttributes(profile: vaProfile, entrypoint: kind))
+            }
+            if !encoders.isEmpty {
+                profiles.append(VAAPICapabilities.Profile(name: profile, entrypoints: encoders))
+            }
+        }
+        return VAAPICapabilities(device: path, vendor: vendor, apiVersion: apiVersion, profiles: profiles)
+    }
+
+    private func encodeAttributes(profile: VAProfile, entrypoint: VAAPICapabilities.EntrypointKind)
+        -> VAAPICapabilities.Entrypoint {
+        let types = [VAConfigAttribRTFormat, VAConfigAttribRateControl, VAConfigAttribEncPackedHeaders,
+                     VAConfigAttribEncMaxRefFrames, VAConfigAttribEncMaxSlices, VAConfigAttribEncQualityRange]
+        var attributes = types.map { VAConfigAttrib(type: $0, value: 0) }
+        if vaGetConfigAttributes(display, profile, entrypoint.vaEntrypoint, &attributes, Int32(attributes.count))
+            != VA_STATUS_SUCCESS {
+            attributes = types.map { VAConfigAttrib(type: $0, value: VA_ATTRIB_NOT_SUPPORTED) }
+        }
+        func value(_ type: VAConfigAttribType) -> UInt32? {
+            let found = attributes.first { $0.type == type }?.value
+            return found == VA_ATTRIB_NOT_SUPPORTED ? nil : found
+        }
+        let refs = value(VAConfigAttribEncMaxRefFrames) ?? 1
+        return VAAPICapabilities.Entrypoint(
+            kind: entrypoint,
+            yuv420: (value(VAConfigAttribRTFormat) ?? 0) & UInt32(VA_RT_FORMAT_YUV420) != 0,
+            rateControl: value(VAConfigAttribRateControl) ?? 0,
+            packedHeaders: value(VAConfigAttribEncPackedHeaders) ?? 0,
+            maxReferencesL0: Int(refs & 0xFFFF),
+            maxReferencesL1: Int(refs >> 16),
+            maxSlices: Int(value(VAConfigAttribEncMaxSlices) ?? 1),
+            qualityLevels: Int(value(VAConfigAttribEncQualityRange) ?? 0))
+    }
+}
+
+extension EncoderSettings.Profile {
+    var vaProfile: VAProfile {
+        switch self {
+        case .baseline: VAProfileH264ConstrainedBaseline
+        case .main: VAProfileH264Main
+        case .high: VAProfileH264High
+        }
+    }
+}

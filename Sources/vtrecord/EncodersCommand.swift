@@ -1,0 +1,79 @@
+import ArgumentParser
+import VTEncoding
+import VTRecorder
+
+/// `vtrecord encoders`: x264 and what each VA-API device offers for H.264.
+struct Encoders: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List the H.264 encoders: x264, and each VA-API device with its profiles, entrypoints, rate-control modes, packed headers and reference limits.",
+        discussion: """
+            A device that cannot be opened or has no VA-API driver is listed with the reason. \
+            The exit status is 0 either way; 'vtrecord --encoder vaapi' is the command that \
+            fails (exit 4) when no device can encode.
+            """
+    )
+
+    @Option(name: .long, help: ArgumentHelp("Look at this VA-API device (DRM render node) only, instead of every /dev/dri/renderD*.", valueName: "path"))
+    var vaDevice: String?
+
+    @Flag(name: .long, help: "Print the list as JSON: an array of encoders, each with its name and details.")
+    var json = false
+
+    func run() throws {
+        let encoders = AvailableEncoder.all(vaDevice: vaDevice)
+        if json {
+            try printJSON(encoders.map(EncoderJSON.init))
+            return
+        }
+        for encoder in encoders {
+            switch encoder {
+            case .x264(let build):
+                print("x264: software (libx264 build \(build))")
+            case .unusableDevice(let path, let reason):
+                print("vaapi \(path): not usable: \(reason)")
+            case .vaapi(let device):
+                print("vaapi \(device.device): \(device.vendor) (VA-API \(device.apiVersion))")
+                if device.profiles.isEmpty { print("  no H.264 encode entrypoint") }
+                for profile in device.profiles {
+                    for entry in profile.entrypoints {
+                        let headers = entry.packedHeaderNames.isEmpty ? "none" : entry.packedHeaderNames.joined(separator: ", ")
+                        print("  \(profile.name.rawValue) \(entry.kind.rawValue): rate control \(entry.rateControlModes.joined(separator: ", ")); packed headers \(headers); references L0 \(entry.maxReferencesL0), L1 \(entry.maxReferencesL1); slices \(entry.maxSlices); quality levels \(entry.qualityLevels)")
+                    }
+                }
+            }
+        }
+        if !encoders.contains(where: { if case .x264 = $0 { false } else { true } }) {
+            print("vaapi: no render node in /dev/dri")
+        }
+    }
+}
+
+/// One encoder in `encoders --json`.
+struct EncoderJSON: Encodable {
+    let encoder: AvailableEncoder
+
+    init(_ encoder: AvailableEncoder) { self.encoder = encoder }
+
+    enum CodingKeys: String, CodingKey { case name, kind, build, device, error }
+
+    func encode(to coder: any Encoder) throws {
+        switch encoder {
+        case .x264(let build):
+            var c = coder.container(keyedBy: CodingKeys.self)
+            try c.encode("x264", forKey: .name)
+            try c.encode("software", forKey: .kind)
+            try c.encode(build, forKey: .build)
+        case .unusableDevice(let path, let reason):
+            var c = coder.container(keyedBy: CodingKeys.self)
+            try c.encode("vaapi", forKey: .name)
+            try c.encode("hardware", forKey: .kind)
+            try c.encode(path, forKey: .device)
+            try c.encode(reason, forKey: .error)
+        case .vaapi(let capabilities):
+            try capabilities.encode(to: coder)
+            var c = coder.container(keyedBy: CodingKeys.self)
+            try c.encode("vaapi", forKey: .name)
+            try c.encode("hardware", forKey: .kind)
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import Testing
+import VTCore
+@testable import VTEncoding
+
+/// Picture types, decode order and reference bookkeeping for the VA-API session, checked
+/// against the rules of clause 8.2 worked out by hand.
+@Suite struct H264ReferencePlannerTests {
+    /// Codes `count` frames (forcing keyframes at `forced`) and flushes.
+    private func plan(_ planner: inout H264ReferencePlanner, frames count: Int, forced: Set<Int> = []) -> [PlannedPicture] {
+        var pictures: [PlannedPicture] = []
+        for index in 0..<count { pictures += planner.push(forceKeyFrame: forced.contains(index)) }
+        return pictures + planner.flush()
+    }
+
+    @Test func ipppRestartsFrameNumAtEachIDRAndWrapsIt() {
+        var planner = H264ReferencePlanner(keyInterval: 20, bFrames: 0, log2MaxFrameNum: 4)
+        let pictures = plan(&planner, frames: 45)
+        #expect(pictures.map(\.displayIndex) == Array(0..<45))
+        #expect(pictures.map(\.kind) == (0..<45).map { $0 % 20 == 0 ? .idr : .p })
+        // frame_num counts references since the IDR, modulo MaxFrameNum (16).
+        #expect(pictures.map(\.frameNum) == (0..<45).map { ($0 % 20) % 16 })
+        #expect(pictures.map(\.pictureOrderCount) == (0..<45).map { 2 * ($0 % 20) })
+        // Consecutive IDRs never share idr_pic_id.
+        let idrIds = pictures.filter { $0.kind == .idr }.map(\.idrPicId)
+        #expect(idrIds == [0, 1, 0])
+        // One reference: the previous picture; none across an IDR.
+        for (index, picture) in pictures.enumerated() where picture.kind == .p {
+            #expect(picture.references.count == 1)
+            #expect(picture.list0 == picture.references)
+            #expect(picture.list0[0].frameNum == pictures[index - 1].frameNum)
+            #expect(picture.list0[0].slot == pictures[index - 1].slot)
+            #expect(picture.slot != pictures[index - 1].slot)
+        }
+        #expect(pictures.filter { $0.kind == .idr }.allSatisfy { $0.references.isEmpty && $0.list0.isEmpty })
+    }
+
+    @Test func bPicturesWaitForTheirAnchorAndShareItsFrameNum() {
+        var planner = H264ReferencePlanner(keyInterval: 30, bFrames: 2)
+        let pictures = plan(&planner, frames: 7)
+        // Display 0 1 2 3 4 5 6 → decode I0 P3 B1 B2 P6 B4 B5.
+        #expect(pictures.map(\.displayIndex) == [0, 3, 1, 2, 6, 4, 5])
+        #expect(pictures.map(\.kind) == [.idr, .p, .b, .b, .p, .b, .b])
+        // B-pictures are not references: the next reference has the same frame_num.
+        #expect(pictures.map(\.frameNum) == [0, 1, 2, 2, 2, 3, 3])
+        #expect(pictures.map(\.isReference) == [true, true, false, false, true, false, false])
+        #expect(pictures.map(\.pictureOrderCount) == [0, 6, 2, 4, 12, 8, 10])
+        // B4: L0 is the earlier anchor (P3), L1 the later (P6).
+        let b4 = pictures[5]
+        #expect(b4.list0.map(\.pictureOrderCount) == [6])
+        #expect(b4.list1.map(\.pictureOrderCount) == [12])
+        #expect(Set(b4.references.map(\.pictureOrderCount)) == [6, 12])
+        // P6 refers to P3, the most recent reference, with I0 still in the window.
+        #expect(pictures[4].list0.map(\.pictureOrderCount) == [6])
+        #expect(Set(pictures[4].references.map(\.pictureOrderCount)) == [0, 6])
+        // A B-picture is written to a surface no reference occupies.
+        for picture in pictures {
+            #expect(!picture.references.map(\.slot).contains(picture.slot))
+        }
+    }
+
+    @Test func aRunCutByAnIDROrTheEndFinishesWithAP() {
+        var planner = H264ReferencePlanner(keyInterval: 4, bFrames: 3)
+        let pictures = plan(&planner, frames: 7)
+        // IDR at 0 and 4: frames 1–3 end with P3; 5–6 at the end with P6.
+        #expect(pictures.map(\.displayIndex) == [0, 3, 1, 2, 4, 6, 5])
+        #expect(pictures.map(\.kind) == [.idr, .p, .b, .b, .idr, .p, .b])
+        #expect(pictures[4].references.isEmpty)
+        // B5: L0 is IDR4 (POC 0 of its period), L1 is P6 (POC 4).
+        #expect(pictures[6].list0.map(\.pictureOrderCount) == [0])
+        #expect(pictures[6].list1.map(\.pictureOrderCount) == [4])
+    }
+
+    @Test func aForcedKeyFrameStartsANewPeriod() {
+        var planner = H264ReferencePlanner(keyInterval: 10, bFrames: 0)
+        let pictures = plan(&planner, frames: 15, forced: [3])
+        #expect(pictures.filter { $0.kind == .idr }.map(\.displayIndex) == [0, 3, 13])
+        #expect(pictures[4].pictureOrderCount == 2)
+        #expect(pictures[4].frameNum == 1)
+    }
+
+    @Test func theSlidingWindowDropsTheOldestReferenceAcrossAFrameNumWrap() {
+        var planner = H264ReferencePlanner(keyInterval: 100, bFrames: 1, log2MaxFrameNum: 4)
+        let pictures = plan(&planner, frames: 41)
+        for picture in pictures where picture.kind == .p {
+            #expect(picture.references.count <= 2)
+            // The most recent reference comes first in L0 even after frame_num wrapped.
+            let newest = picture.references.max { $0.pictureOrderCount < $1.pictureOrderCount }
+            #expect(picture.list0.first == newest)
+        }
+    }
+}
+
+extension PlannedPicture.Kind: CustomTestStringConvertible {
+    public var testDescription: String { "\(self)" }
+}
