@@ -13,14 +13,13 @@ struct Encoders: ParsableCommand {
             """
     )
 
-    @Option(name: .long, help: ArgumentHelp("Look at this VA-API device (DRM render node) only, instead of every /dev/dri/renderD*.", valueName: "path"))
-    var vaDevice: String?
+    @OptionGroup var vaDeviceOption: VADeviceOption
 
     @Flag(name: .long, help: "Print the list as JSON: an array of encoders, each with its name and details.")
     var json = false
 
     func run() throws {
-        let encoders = AvailableEncoder.all(vaDevice: vaDevice)
+        let encoders = AvailableEncoder.all(vaDevice: vaDeviceOption.vaDevice)
         if json {
             try printJSON(encoders.map(EncoderJSON.init))
             return

@@ -21,6 +21,13 @@ struct DeviceOption: ParsableArguments {
     var path: String { device ?? Self.defaultPath }
 }
 
+/// `--va-device`, a group of its own for the same reason as `--device`: the recording command
+/// and `encoders` both take it.
+struct VADeviceOption: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("VA-API device (DRM render node). Default: the first /dev/dri/renderD* that can encode H.264 (for 'encoders': every one).", valueName: "path"))
+    var vaDevice: String?
+}
+
 struct InputOptions: ParsableArguments {
     @OptionGroup var camera: DeviceOption
 
@@ -90,8 +97,9 @@ struct EncoderOptions: ParsableArguments {
     @Option(name: .long, help: "Encoder: auto (default: VA-API hardware when a device can encode with these settings, else x264, saying which and why), vaapi (hardware or exit 4), x264.")
     var encoder: EncoderChoice = .auto
 
-    @Option(name: .long, help: ArgumentHelp("VA-API device (DRM render node). Default: the first /dev/dri/renderD* that can encode H.264.", valueName: "path"))
-    var vaDevice: String?
+    @OptionGroup var vaDeviceOption: VADeviceOption
+
+    var vaDevice: String? { vaDeviceOption.vaDevice }
 
     @Option(name: .long, help: ArgumentHelp("x264 preset: ultrafast … placebo (default medium).", valueName: "preset"))
     var speed: String?
