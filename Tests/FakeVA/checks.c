@@ -334,9 +334,16 @@ static void check_slice_header(struct fva_context *context, unsigned index) {
         free(copy);
         return;
     }
+    size_t header_end = reader.position;
+    // With CABAC, clients (ffmpeg, libva-utils) may include the cabac_alignment_one_bits.
+    if (pps.entropy_coding_mode_flag) {
+        while (reader.position % 8 != 0 && reader.position < reader.bits && br_bits(&reader, 1) == 1) {}
+        if (reader.position != reader.bits) reader.position = header_end;
+    }
     if (reader.position != reader.bits) {
-        fva_violation("slice %u packed header bit_length, expected it to end with the slice header (%zu bits after "
-                      "the start code), got %zu", index, reader.position, reader.bits);
+        fva_violation("slice %u packed header bit_length, expected it to end with the slice header%s (%zu bits after "
+                      "the start code), got %zu", index, pps.entropy_coding_mode_flag ? " or its alignment" : "",
+                      header_end, reader.bits);
     }
     free(copy);
     fva_compare_slice_header(&expected, &got, index);
@@ -409,7 +416,100 @@ static void check_slices(struct fva_context *context) {
     }
 }
 
+// ---- marking: the reference pictures after this one (8.2.5) ----
+
+static bool same_marking(const struct h264_slice_header *a, const struct h264_slice_header *b) {
+    if (a->adaptive_ref_pic_marking_mode_flag != b->adaptive_ref_pic_marking_mode_flag
+        || a->mmco_count != b->mmco_count || a->long_term_reference_flag != b->long_term_reference_flag) {
+        return false;
+    }
+    for (unsigned i = 0; i < a->mmco_count; i++) {
+        if (a->mmcos[i].operation != b->mmcos[i].operation
+            || a->mmcos[i].difference_of_pic_nums_minus1 != b->mmcos[i].difference_of_pic_nums_minus1) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static void check_marking(struct fva_context *context) {
+    const struct fva_picture *picture = &context->picture;
+    const VAEncPictureParameterBufferH264 *pic = &picture->params;
+    const struct h264_slice_header *header = &picture->headers[0];
+    for (unsigned i = 1; i < picture->slice_count; i++) {
+        if (!same_marking(header, &picture->headers[i])) {
+            fva_violation("slice %u dec_ref_pic_marking, expected the same as slice 0's, got a different one", i);
+        }
+    }
+    bool idr = pic->pic_fields.bits.idr_pic_flag;
+    struct fva_ref *next = context->next_dpb;
+    unsigned count = 0;
+    if (!idr) {
+        memcpy(next, context->dpb, context->dpb_count * sizeof next[0]);
+        count = context->dpb_count;
+    }
+    context->next_dpb_count = count;
+    if (!pic->pic_fields.bits.reference_pic_flag) return;
+    unsigned limit = context->sequence.max_num_ref_frames > 0 ? context->sequence.max_num_ref_frames : 1;
+    if (header->adaptive_ref_pic_marking_mode_flag) {
+        for (unsigned m = 0; m < header->mmco_count; m++) {
+            const struct h264_mmco *mmco = &header->mmcos[m];
+            if (mmco->operation != 1) {
+                fva_violation("memory_management_control_operation, expected 1 (marking a short-term picture unused, "
+                              "the only one the double supports), got %u", mmco->operation);
+                continue;
+            }
+            int64_t target = (int64_t)pic->frame_num - (mmco->difference_of_pic_nums_minus1 + 1);
+            unsigned found = count;
+            for (unsigned i = 0; i < count; i++) {
+                if (pic_num(context, &next[i]) == target) found = i;
+            }
+            if (found == count) {
+                fva_violation("memory_management_control_operation 1, expected picNum of a short-term reference "
+                              "picture, got %lld", (long long)target);
+                continue;
+            }
+            next[found] = next[--count];
+        }
+        if (count >= limit) {
+            fva_violation("reference pictures after marking, expected at most max_num_ref_frames %u, got %u", limit,
+                          count + 1);
+            count = limit - 1;
+        }
+    } else {
+        // 8.2.5.3: the sliding window drops the reference with the smallest FrameNumWrap.
+        while (count >= limit) {
+            unsigned oldest = 0;
+            for (unsigned i = 1; i < count; i++) {
+                if (pic_num(context, &next[i]) < pic_num(context, &next[oldest])) oldest = i;
+            }
+            next[oldest] = next[--count];
+        }
+    }
+    next[count++] = (struct fva_ref){pic->CurrPic.picture_id, pic->frame_num, pic->CurrPic.TopFieldOrderCnt};
+    context->next_dpb_count = count;
+}
+
 // ---- references ----
+
+// A picture this one's marking removes from the DPB and no slice refers to. ffmpeg leaves such
+// pictures out of ReferenceFrames (the pictures it marks unused with MMCO 1); a driver loses
+// nothing by not hearing of them.
+static bool dropped_unused(const struct fva_context *context, const struct fva_ref *ref) {
+    for (unsigned i = 0; i < context->next_dpb_count; i++) {
+        if (context->next_dpb[i].surface == ref->surface) return false;
+    }
+    const struct fva_picture *picture = &context->picture;
+    for (unsigned s = 0; s < picture->slice_count; s++) {
+        for (unsigned i = 0; i < 32; i++) {
+            const VAPictureH264 *entries[2] = {&picture->slices[s].RefPicList0[i], &picture->slices[s].RefPicList1[i]};
+            for (unsigned l = 0; l < 2; l++) {
+                if (!invalid_picture(entries[l]) && entries[l]->picture_id == ref->surface) return false;
+            }
+        }
+    }
+    return true;
+}
 
 static void check_reference_frames(struct fva_context *context) {
     const VAEncPictureParameterBufferH264 *pic = &context->picture.params;
@@ -454,7 +554,7 @@ static void check_reference_frames(struct fva_context *context) {
         }
     }
     for (unsigned j = 0; j < expected_count; j++) {
-        if (!matched[j]) {
+        if (!matched[j] && !dropped_unused(context, &context->dpb[j])) {
             fva_violation("ReferenceFrames, expected surface %#x (frame_num %u, POC %d), which a decoder still holds "
                           "(sliding window of max_num_ref_frames %u), got it missing (%u entries)",
                           context->dpb[j].surface, context->dpb[j].frame_num, context->dpb[j].poc,
@@ -664,19 +764,37 @@ static void check_rate_control(struct fva_context *context) {
     }
 }
 
-bool fva_check_picture(struct fva_driver *driver, struct fva_context *context) {
-    unsigned before = fva_stats.violation_count;
-    if (!check_structure(driver, context)) return false;
+static bool check_rules(struct fva_driver *driver, struct fva_context *context, unsigned before) {
     check_sequence(driver, context);
     check_parameter_sets(context);
     check_frame_num(context);
     check_poc(context);
     check_idr_pic_id(context);
     check_slices(context);
+    check_marking(context);
     check_reference_frames(context);
     if (fva_stats.violation_count == before) check_reference_lists(context);
     check_rate_control(context);
     return fva_stats.violation_count == before;
+}
+
+static void label_picture(const struct fva_context *context) {
+    const struct fva_picture *picture = &context->picture;
+    static const char *const types[] = {"P", "B", "I"};
+    const char *type = picture->slice_count > 0 && picture->slices[0].slice_type % 5 <= 2
+        ? types[picture->slices[0].slice_type % 5] : "?";
+    snprintf(fva_picture_label, sizeof fva_picture_label, "picture %u (%s%s, frame_num %u, POC %d): ",
+             fva_stats.frames, picture->params.pic_fields.bits.idr_pic_flag ? "IDR " : "", type,
+             picture->params.frame_num, picture->params.CurrPic.TopFieldOrderCnt);
+}
+
+bool fva_check_picture(struct fva_driver *driver, struct fva_context *context) {
+    unsigned before = fva_stats.violation_count;
+    if (!check_structure(driver, context)) return false;
+    label_picture(context);
+    bool good = check_rules(driver, context, before);
+    fva_picture_label[0] = '\0';
+    return good;
 }
 
 // ---- after a picture is encoded: the decoder's state moves on ----
@@ -686,7 +804,6 @@ void fva_update_dpb(struct fva_context *context) {
     bool idr = pic->pic_fields.bits.idr_pic_flag;
     int32_t poc = pic->CurrPic.TopFieldOrderCnt;
     if (idr) {
-        context->dpb_count = 0;
         context->poc_count = 0;
         context->prev_idr_pic_id = context->picture.slices[0].idr_pic_id;
     }
@@ -698,17 +815,9 @@ void fva_update_dpb(struct fva_context *context) {
         context->poc_capacity = capacity;
     }
     context->pocs[context->poc_count++] = poc;
+    memcpy(context->dpb, context->next_dpb, context->next_dpb_count * sizeof context->dpb[0]);
+    context->dpb_count = context->next_dpb_count;
     if (pic->pic_fields.bits.reference_pic_flag) {
-        // 8.2.5.3: the sliding window drops the reference with the smallest FrameNumWrap.
-        unsigned limit = context->sequence.max_num_ref_frames > 0 ? context->sequence.max_num_ref_frames : 1;
-        while (context->dpb_count >= limit) {
-            unsigned oldest = 0;
-            for (unsigned i = 1; i < context->dpb_count; i++) {
-                if (pic_num(context, &context->dpb[i]) < pic_num(context, &context->dpb[oldest])) oldest = i;
-            }
-            context->dpb[oldest] = context->dpb[--context->dpb_count];
-        }
-        context->dpb[context->dpb_count++] = (struct fva_ref){pic->CurrPic.picture_id, pic->frame_num, poc};
         context->prev_ref_frame_num = pic->frame_num;
         context->prev_poc_msb = context->pending_poc_msb;
         context->prev_poc_lsb = context->picture.slices[0].pic_order_cnt_lsb;

@@ -127,11 +127,15 @@ void fva_trace(const char *format, ...) {
     errno = saved;
 }
 
+char fva_picture_label[64];
+
 void fva_violation(const char *format, ...) {
     char line[1024];
+    size_t label = strlen(fva_picture_label);
+    memcpy(line, fva_picture_label, label + 1);
     va_list arguments;
     va_start(arguments, format);
-    int length = vsnprintf(line, sizeof line, format, arguments);
+    int length = vsnprintf(line + label, sizeof line - label, format, arguments);
     va_end(arguments);
     if (length < 0) return;
     dprintf(2, "fake-va: violation: %s\n", line);

@@ -169,6 +169,8 @@ struct fva_context {
     // Worked out by the checks of the current picture, kept if it is encoded.
     int32_t pending_poc_msb;
     uint32_t pending_frame_num_offset;
+    struct fva_ref next_dpb[FVA_MAX_DPB + 1];
+    unsigned next_dpb_count;
 };
 
 struct fva_driver {
@@ -199,11 +201,13 @@ struct fva_stats {
 
 extern struct fva_knobs fva_knobs;
 extern struct fva_stats fva_stats;
+extern char fva_picture_label[64];
 
 void fva_lock(void);
 void fva_unlock(void);
 void fva_trace(const char *format, ...) __attribute__((format(printf, 1, 2)));
-// Prints "fake-va: violation: …" and records it; the caller fails the call.
+// Prints "fake-va: violation: …" and records it; the caller fails the call. While a picture is
+// checked, fva_picture_label names it ("picture 3 (P, frame_num 2, POC 6): ") at the start.
 void fva_violation(const char *format, ...) __attribute__((format(printf, 1, 2)));
 void fva_write_report(void);
 _Noreturn void fva_out_of_memory(void);

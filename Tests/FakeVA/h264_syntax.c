@@ -169,6 +169,23 @@ static bool read_modifications(struct bit_reader *reader, struct h264_slice_head
     return true;
 }
 
+static bool read_mmcos(struct bit_reader *reader, struct h264_slice_header *header, const char **why) {
+    for (;;) {
+        uint32_t operation = br_ue(reader);
+        if (operation == 0) return true;
+        if (operation > 6 || reader->overrun || header->mmco_count == H264_MAX_MMCOS) {
+            *why = "bad dec_ref_pic_marking";
+            return false;
+        }
+        struct h264_mmco *mmco = &header->mmcos[header->mmco_count++];
+        mmco->operation = operation;
+        if (operation == 1 || operation == 3) mmco->difference_of_pic_nums_minus1 = br_ue(reader);
+        if (operation == 2) mmco->long_term_pic_num = br_ue(reader);
+        if (operation == 3 || operation == 6) mmco->long_term_frame_idx = br_ue(reader);
+        if (operation == 4) mmco->max_long_term_frame_idx_plus1 = br_ue(reader);
+    }
+}
+
 bool h264_read_slice_header(struct bit_reader *reader, const struct h264_sps *sps,
                             const struct h264_pps *pps, struct h264_slice_header *header, const char **why) {
     *header = (struct h264_slice_header){0};
@@ -218,10 +235,7 @@ bool h264_read_slice_header(struct bit_reader *reader, const struct h264_sps *sp
             header->long_term_reference_flag = br_bits(reader, 1);
         } else {
             header->adaptive_ref_pic_marking_mode_flag = br_bits(reader, 1);
-            if (header->adaptive_ref_pic_marking_mode_flag) {
-                *why = "memory management control operations are not supported by the double";
-                return false;
-            }
+            if (header->adaptive_ref_pic_marking_mode_flag && !read_mmcos(reader, header, why)) return false;
         }
     }
     if (pps->entropy_coding_mode_flag && type != H264_SLICE_I && type != 4) header->cabac_init_idc = br_ue(reader);

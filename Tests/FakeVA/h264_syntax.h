@@ -51,6 +51,15 @@ struct h264_modification {
     uint32_t value;         // abs_diff_pic_num_minus1 or long_term_pic_num
 };
 
+enum { H264_MAX_MMCOS = 66 };
+
+// One memory_management_control_operation (7.3.3.3) with the values it carries.
+struct h264_mmco {
+    uint32_t operation;
+    uint32_t difference_of_pic_nums_minus1, long_term_pic_num, long_term_frame_idx;
+    uint32_t max_long_term_frame_idx_plus1;
+};
+
 struct h264_slice_header {
     uint32_t nal_ref_idc, nal_unit_type;
     uint32_t first_mb_in_slice, slice_type, pic_parameter_set_id, frame_num;
@@ -64,6 +73,8 @@ struct h264_slice_header {
     struct h264_modification modifications[2][H264_MAX_MODIFICATIONS];
     uint32_t no_output_of_prior_pics_flag, long_term_reference_flag;
     uint32_t adaptive_ref_pic_marking_mode_flag;
+    uint32_t mmco_count;
+    struct h264_mmco mmcos[H264_MAX_MMCOS];
     uint32_t cabac_init_idc;
     int32_t slice_qp_delta;
     uint32_t disable_deblocking_filter_idc;

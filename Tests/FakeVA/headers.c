@@ -152,8 +152,10 @@ bool fva_compare_sps(const struct h264_sps *expected, const struct h264_sps *got
     if (expected->vui_parameters_present_flag && got->vui_parameters_present_flag) {
         const struct field vui[] = {
             FIELD(aspect_ratio_info_present_flag), FIELD(aspect_ratio_idc), FIELD(sar_width), FIELD(sar_height),
-            FIELD(timing_info_present_flag), FIELD(num_units_in_tick), FIELD(time_scale), FIELD(fixed_frame_rate_flag),
+            FIELD(timing_info_present_flag), FIELD(num_units_in_tick), FIELD(time_scale),
         };
+        // Not fixed_frame_rate_flag: ffmpeg 5.1 leaves it 0 in the buffer while its SPS says 1, and
+        // drivers given a packed SPS never read it.
         memcpy(fields + n, vui, sizeof vui);
         n += sizeof vui / sizeof vui[0];
     }

@@ -3,6 +3,7 @@
 // lot (checks.c) and encodes (encode.c), synchronously.
 #include "fake_va.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -149,6 +150,12 @@ static bool render_packed_data(struct fva_context *context, const struct fva_buf
     memcpy(packed->data, buffer->data, bytes);
     (*count)++;
     fva_stats.packed[parameters->type]++;
+    if (fva_knobs.trace) {
+        char hex[3 * 48 + 1] = "";
+        for (size_t i = 0; i < bytes && i < 48; i++) snprintf(hex + 3 * i, 4, " %02x", packed->data[i]);
+        fva_trace("  packed header type %u, %u bits, emulation bytes %d:%s%s", packed->type, packed->bit_length,
+                  packed->emulation_bytes, hex, bytes > 48 ? " …" : "");
+    }
     return true;
 }
 
