@@ -309,6 +309,7 @@ __attribute__((visibility("default"))) VAStatus __vaDriverInit_1_17(VADriverCont
 VAStatus __vaDriverInit_1_17(VADriverContextP ctx) {
     fva_lock();
     fva_read_knobs(&fva_knobs);
+    for (unsigned i = 0; i < 3; i++) fva_stats.last_qp[i] = -1;
     fva_trace("vaInitialize");
     struct fva_driver *driver = calloc(1, sizeof *driver);
     if (driver == NULL) fva_out_of_memory();

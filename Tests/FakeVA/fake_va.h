@@ -183,6 +183,7 @@ struct fva_stats {
     bool have_config;
     struct fva_config config;       // of the context that encoded last
     unsigned frames, idr, i_slices, p_slices, b_slices;
+    int last_qp[3];                 // SliceQPY of the last slice of each type (P, B, I); -1: none
     unsigned packed[5];             // by VAEncPackedHeaderType 1…4
     unsigned rc_count, hrd_count, frame_rate_count, quality_count;
     VAEncMiscParameterRateControl rc;

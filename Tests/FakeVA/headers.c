@@ -139,7 +139,7 @@ bool fva_compare_sps(const struct h264_sps *expected, const struct h264_sps *got
     struct field fields[32];
     size_t n = 0;
     const struct field always[] = {
-        FIELD(profile_idc), FIELD(constraint_set1_flag), FIELD(level_idc), FIELD(seq_parameter_set_id),
+        FIELD(profile_idc), FIELD(level_idc), FIELD(seq_parameter_set_id),
         FIELD(chroma_format_idc), FIELD(bit_depth_luma_minus8), FIELD(bit_depth_chroma_minus8),
         FIELD(seq_scaling_matrix_present_flag), FIELD(log2_max_frame_num_minus4), FIELD(pic_order_cnt_type),
         FIELD(log2_max_pic_order_cnt_lsb_minus4), FIELD(max_num_ref_frames), FIELD(pic_width_in_mbs_minus1),
@@ -149,6 +149,9 @@ bool fva_compare_sps(const struct h264_sps *expected, const struct h264_sps *got
     };
     memcpy(fields, always, sizeof always);
     n = sizeof always / sizeof always[0];
+    // Constrained Baseline is Baseline with constraint_set1_flag; elsewhere the flag only claims
+    // Main-profile conformance, which Main and High streams may or may not claim.
+    if (expected->profile_idc == 66) fields[n++] = (struct field)FIELD(constraint_set1_flag);
     if (expected->vui_parameters_present_flag && got->vui_parameters_present_flag) {
         const struct field vui[] = {
             FIELD(aspect_ratio_info_present_flag), FIELD(aspect_ratio_idc), FIELD(sar_width), FIELD(sar_height),

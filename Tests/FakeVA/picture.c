@@ -309,7 +309,9 @@ static void count_picture(const struct fva_context *context) {
     fva_stats.frames++;
     if (picture->params.pic_fields.bits.idr_pic_flag) fva_stats.idr++;
     for (unsigned i = 0; i < picture->slice_count; i++) {
-        switch (picture->slices[i].slice_type % 5) {
+        unsigned type = picture->slices[i].slice_type % 5;
+        fva_stats.last_qp[type] = picture->params.pic_init_qp + picture->slices[i].slice_qp_delta;
+        switch (type) {
         case H264_SLICE_P: fva_stats.p_slices++; break;
         case H264_SLICE_B: fva_stats.b_slices++; break;
         default: fva_stats.i_slices++; break;
