@@ -16,30 +16,17 @@ static void append_nal(struct bit_writer *out, const uint8_t *start, size_t star
     ep_insert(out, rbsp->data + 1, bw_size(rbsp) - 1);
 }
 
-// A client's Annex B header: as is when it already carries emulation prevention, else each NAL
-// unit's payload gets it here.
+// A client's Annex B header: as is when it already carries emulation prevention; otherwise it
+// is one NAL unit (as Intel's drivers take it: a start code inside could be payload), whose
+// payload after the header byte gets emulation prevention here.
 static void append_packed(struct bit_writer *out, const struct fva_packed *packed) {
-    if (packed->emulation_bytes) {
+    size_t prefix = start_code_length(packed->data, packed->size);
+    if (packed->emulation_bytes || prefix == 0 || packed->size <= prefix + 1) {
         bw_bytes(out, packed->data, packed->size);
         return;
     }
-    size_t position = 0;
-    while (position < packed->size) {
-        size_t prefix = start_code_length(packed->data + position, packed->size - position);
-        if (prefix == 0) {
-            // Not Annex B: raw bytes the client wants in the stream.
-            bw_bytes(out, packed->data + position, packed->size - position);
-            return;
-        }
-        size_t begin = position + prefix, end = begin;
-        while (end < packed->size && start_code_length(packed->data + end, packed->size - end) == 0) end++;
-        bw_bytes(out, packed->data + position, prefix);
-        if (end > begin) {
-            bw_bytes(out, packed->data + begin, 1);
-            ep_insert(out, packed->data + begin + 1, end - begin - 1);
-        }
-        position = end;
-    }
+    bw_bytes(out, packed->data, prefix + 1);
+    ep_insert(out, packed->data + prefix + 1, packed->size - prefix - 1);
 }
 
 static void append_parameter_sets(struct bit_writer *out, const struct fva_context *context) {

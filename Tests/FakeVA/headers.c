@@ -217,52 +217,57 @@ bool fva_compare_slice_header(const struct h264_slice_header *expected, const st
 
 // ---- the client's packed sequence header ----
 
-// Splits Annex B data into NAL units and hands each (without start code, emulation prevention
-// removed) to `visit`.
+static bool parse_parameter_set(struct fva_context *context, uint8_t *nal, size_t size) {
+    if (size == 0) return true;
+    unsigned type = nal[0] & 0x1f;
+    struct bit_reader reader;
+    br_init(&reader, nal + 1, (size - 1) * 8);
+    const char *why = "";
+    if (type == H264_NAL_SPS) {
+        context->have_sps = h264_read_sps(&reader, &context->sps, &why);
+        if (!context->have_sps) fva_violation("packed SPS, expected one the double can parse, got one where %s", why);
+        return context->have_sps;
+    }
+    if (type == H264_NAL_PPS) {
+        if (!context->have_sps) {
+            fva_violation("packed PPS, expected an SPS before it, got none");
+            return false;
+        }
+        context->have_pps = h264_read_pps(&reader, &context->sps, &context->pps, &why);
+        if (!context->have_pps) fva_violation("packed PPS, expected one the double can parse, got one where %s", why);
+        return context->have_pps;
+    }
+    return true;    // SEI, AUD and the like pass through unread
+}
+
+// Reads the SPS and PPS in a client's packed sequence header. With emulation prevention the
+// header is Annex B and may hold several NAL units (ffmpeg sends SPS and PPS together); without,
+// it is one NAL unit, since a start code inside it could be payload.
 bool fva_parse_packed_sequence(struct fva_context *context, const struct fva_packed *packed) {
     uint8_t *copy = malloc(packed->size ? packed->size : 1);
     if (copy == NULL) fva_out_of_memory();
     memcpy(copy, packed->data, packed->size);
-    bool good = true;
-    size_t position = 0;
     if (start_code_length(copy, packed->size) == 0) {
         fva_violation("packed sequence header start, expected an Annex B start code, got %02x %02x %02x",
                       packed->size > 0 ? copy[0] : 0, packed->size > 1 ? copy[1] : 0, packed->size > 2 ? copy[2] : 0);
         free(copy);
         return false;
     }
-    while (position < packed->size && good) {
+    bool good = true;
+    size_t position = 0;
+    while (good && position < packed->size) {
         size_t prefix = start_code_length(copy + position, packed->size - position);
         if (prefix == 0) break;
-        size_t begin = position + prefix, end = begin;
-        while (end < packed->size && start_code_length(copy + end, packed->size - end) == 0) end++;
-        // A four-byte start code's leading zero belongs to the next unit, not this one.
+        size_t begin = position + prefix, end = packed->size;
+        if (packed->emulation_bytes) {
+            end = begin;
+            while (end < packed->size && start_code_length(copy + end, packed->size - end) == 0) end++;
+        }
         size_t unit_end = end;
-        while (unit_end > begin && copy[unit_end - 1] == 0 && end < packed->size) unit_end--;
+        while (unit_end > begin && copy[unit_end - 1] == 0) unit_end--;     // trailing_zero_8bits
         size_t size = unit_end - begin;
         if (packed->emulation_bytes) size = ep_remove(copy + begin, size);
-        if (size > 0) {
-            unsigned type = copy[begin] & 0x1f;
-            struct bit_reader reader;
-            br_init(&reader, copy + begin + 1, (size - 1) * 8);
-            const char *why = "";
-            if (type == H264_NAL_SPS) {
-                if (!h264_read_sps(&reader, &context->sps, &why)) {
-                    fva_violation("packed SPS, expected one the double can parse, got one where %s", why);
-                    good = false;
-                }
-                context->have_sps = good;
-            } else if (type == H264_NAL_PPS) {
-                if (!context->have_sps) {
-                    fva_violation("packed PPS, expected an SPS before it, got none");
-                    good = false;
-                } else if (!h264_read_pps(&reader, &context->sps, &context->pps, &why)) {
-                    fva_violation("packed PPS, expected one the double can parse, got one where %s", why);
-                    good = false;
-                }
-                context->have_pps = good;
-            }
-        }
+        good = parse_parameter_set(context, copy + begin, size);
         position = end;
     }
     free(copy);
