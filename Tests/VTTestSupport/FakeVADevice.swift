@@ -120,7 +120,7 @@ public final class FakeVADevice: Sendable {
     /// The directory holding fake_drv_video.so (LIBVA_DRIVERS_PATH); builds it on first use.
     public static func driverDirectory() throws -> String {
         let driver = try CBuild.product(".build/fake-va/fake_drv_video.so") { partial in
-            ["cc", "-std=c11", "-shared", "-fPIC", "-fvisibility=hidden", "-O2", "-Wall", "-Wextra", "-o", partial]
+            try ["cc", "-std=c11", "-shared", "-fPIC", "-fvisibility=hidden", "-O2", "-Wall", "-Wextra", "-o", partial]
                 + CBuild.pkgConfig(["--cflags", "libva"]) + CBuild.sources(in: "Tests/FakeVA") + ["-lpthread"]
         }
         return (driver as NSString).deletingLastPathComponent
@@ -129,7 +129,7 @@ public final class FakeVADevice: Sendable {
     /// libfakedrm.so, preloaded so libva-drm takes any descriptor for a render node.
     public static func drmShim() throws -> String {
         try CBuild.product(".build/fake-va/libfakedrm.so") { partial in
-            ["cc", "-std=c11", "-shared", "-fPIC", "-fvisibility=hidden", "-O2", "-Wall", "-Wextra", "-o", partial]
+            try ["cc", "-std=c11", "-shared", "-fPIC", "-fvisibility=hidden", "-O2", "-Wall", "-Wextra", "-o", partial]
                 + CBuild.pkgConfig(["--cflags", "libdrm"]) + CBuild.sources(in: "Tests/FakeVA/drm")
         }
     }
@@ -138,7 +138,7 @@ public final class FakeVADevice: Sendable {
     /// on first use.
     public static func client(_ name: String) throws -> String {
         try CBuild.product(".build/fake-va/\(name)") { partial in
-            ["cc", "-std=c11", "-O2", "-Wall", "-Wextra", "-o", partial, CBuild.path("Tests/FakeVA/clients/\(name).c")]
+            try ["cc", "-std=c11", "-O2", "-Wall", "-Wextra", "-o", partial, CBuild.path("Tests/FakeVA/clients/\(name).c")]
                 + CBuild.pkgConfig(["--cflags", "--libs", "libva-drm", "libva"])
         }
     }

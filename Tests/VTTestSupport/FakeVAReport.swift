@@ -53,6 +53,12 @@ extension FakeVADevice {
             public let i: Int
             public let p: Int
             public let b: Int
+
+            public init(i: Int, p: Int, b: Int) {
+                self.i = i
+                self.p = p
+                self.b = b
+            }
         }
 
         /// Packed headers received, by VAEncPackedHeaderType.
@@ -61,6 +67,13 @@ extension FakeVADevice {
             public let picture: Int
             public let slice: Int
             public let rawData: Int
+
+            public init(sequence: Int, picture: Int, slice: Int, rawData: Int) {
+                self.sequence = sequence
+                self.picture = picture
+                self.slice = slice
+                self.rawData = rawData
+            }
         }
 
         /// VAEncMiscParameterRateControl.
@@ -94,6 +107,12 @@ extension FakeVADevice {
             public let count: Int
             public let bufferSize: UInt32
             public let initialBufferFullness: UInt32
+
+            public init(count: Int, bufferSize: UInt32, initialBufferFullness: UInt32) {
+                self.count = count
+                self.bufferSize = bufferSize
+                self.initialBufferFullness = initialBufferFullness
+            }
         }
 
         /// VAEncMiscParameterFrameRate: the raw field and what it means.
@@ -102,6 +121,13 @@ extension FakeVADevice {
             public let framerate: UInt32
             public let numerator: UInt32
             public let denominator: UInt32
+
+            public init(count: Int, framerate: UInt32, numerator: UInt32, denominator: UInt32) {
+                self.count = count
+                self.framerate = framerate
+                self.numerator = numerator
+                self.denominator = denominator
+            }
         }
 
         public struct QualityLevel: Decodable, Sendable, Equatable {
