@@ -27,9 +27,10 @@
 //
 // Files: config.c reads the knobs below, configs.c answers profile/entrypoint/attribute
 // queries, surfaces.c and images.c hold pictures, buffers.c the buffers and coded segments,
-// picture.c contexts and Begin/Render/EndPicture, checks.c the rules, headers.c and
-// h264_syntax.c the parameter sets and slice headers, slice_data.c the I_PCM slice data,
-// encode.c the coded picture, report.c the report, bits.c bit reading and writing.
+// picture.c contexts and Begin/Render/EndPicture, checks.c, slices.c and references.c the
+// rules, headers.c and h264_syntax.c the parameter sets and slice headers, slice_data.c the
+// I_PCM slice data, encode.c the coded picture, report.c the report, bits.c bit reading and
+// writing; drm/fake_drm.c is libfakedrm.so.
 //
 // Knobs (environment variables, read when the driver initialises):
 //

@@ -276,9 +276,16 @@ void fva_free_context(struct fva_context *context);
 
 // checks.c: every rule on the client's bookkeeping; false when one was broken.
 bool fva_check_picture(struct fva_driver *driver, struct fva_context *context);
+
+// slices.c: slice parameters, and the client's packed slice headers against them.
+void fva_check_slices(struct fva_context *context);
+
+// references.c: the rules on reference pictures, and the DPB moving on after a picture.
+uint32_t fva_max_frame_num(const struct fva_context *context);
+void fva_check_marking(struct fva_context *context);
+void fva_check_reference_frames(struct fva_context *context);
+void fva_check_reference_lists(struct fva_context *context);
 void fva_update_dpb(struct fva_context *context);
-unsigned fva_active_refs(const struct fva_context *context, const VAEncSliceParameterBufferH264 *slice,
-                         int list);
 
 // encode.c: the coded picture, made of I_PCM macroblocks.
 bool fva_encode_picture(struct fva_driver *driver, struct fva_context *context, struct fva_coded *coded);
