@@ -114,6 +114,36 @@ struct FakeVADriverStrictnessTests {
         #expect(try device.report().codedBufferOverflows == 2)
     }
 
+    /// Refusals with the statuses real encode drivers give; the surface layout padded as theirs.
+    @Test func configsSurfacesAndImagesARealDriverWouldRefuseAreRefused() throws {
+        let device = try FakeVADevice(knobs: [.packedHeaders([.sequence, .slice])])
+        let result = try ChildProcess.run([try FakeVADevice.client("config_probe")], environment: device.environment())
+        try #require(result.status == 0, "\(result.transcript)")
+        #expect(result.standardOutputText == """
+            decoding entrypoint: the requested VAEntryPoint is not supported
+            HEVC profile: the requested VAProfile is not supported
+            4:2:2: the requested RT Format is not supported
+            QVBR: an invalid/unsupported value was supplied
+            CBR and VBR at once: an invalid/unsupported value was supplied
+            packed picture headers: an invalid/unsupported value was supplied
+            ROI attribute: attribute not supported
+            CBR: success (no error)
+            4:2:2 surface: the requested RT Format is not supported
+            4:2:0 surface: success (no error)
+            derived image: success (no error)
+              pitches 128 128, chroma offset 8192
+
+            """)
+        #expect(result.standardError.isEmpty)
+    }
+
+    @Test func deriveImageFailsLikeOnAMDWhenAskedTo() throws {
+        let device = try FakeVADevice(knobs: [.noDerive])
+        let result = try ChildProcess.run([try FakeVADevice.client("config_probe")], environment: device.environment())
+        try #require(result.status == 0, "\(result.transcript)")
+        #expect(result.standardOutputText.contains("derived image: operation failed\n"))
+    }
+
     @Test func aBadKnobStopsTheClientLoudly() throws {
         let device = try FakeVADevice(knobs: [.maxReferences(l0: 0, l1: 0)])
         let (result, _, _) = try FakeVA.client(device, [])

@@ -557,7 +557,11 @@ static void parse(int argc, char **argv) {
 
 static FILE *create(const char *suffix) {
     char path[4096];
-    snprintf(path, sizeof path, "%s%s", options.output, suffix);
+    int length = snprintf(path, sizeof path, "%s%s", options.output, suffix);
+    if (length < 0 || (size_t)length >= sizeof path) {
+        fprintf(stderr, "%s: path too long\n", options.output);
+        exit(2);
+    }
     FILE *file = fopen(path, "wb");
     if (file == NULL) {
         fprintf(stderr, "%s: %s\n", path, strerror(errno));
@@ -627,6 +631,9 @@ int main(int argc, char **argv) {
     check(vaDestroySurfaces(display, &input, 1), "vaDestroySurfaces");
     check(vaDestroyConfig(display, config), "vaDestroyConfig");
     check(vaTerminate(display), "vaTerminate");
-    close(fd);
+    if (close(fd) != 0) {
+        fprintf(stderr, "close: %s\n", strerror(errno));
+        return 1;
+    }
     return 0;
 }
