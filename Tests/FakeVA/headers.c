@@ -27,7 +27,9 @@ void fva_sps_from_params(const struct fva_context *context, struct h264_sps *sps
     sps->seq_scaling_matrix_present_flag = seq->seq_fields.bits.seq_scaling_matrix_present_flag;
     sps->log2_max_frame_num_minus4 = seq->seq_fields.bits.log2_max_frame_num_minus4;
     sps->pic_order_cnt_type = seq->seq_fields.bits.pic_order_cnt_type;
-    sps->log2_max_pic_order_cnt_lsb_minus4 = seq->seq_fields.bits.log2_max_pic_order_cnt_lsb_minus4;
+    if (sps->pic_order_cnt_type == 0) {
+        sps->log2_max_pic_order_cnt_lsb_minus4 = seq->seq_fields.bits.log2_max_pic_order_cnt_lsb_minus4;
+    }
     sps->max_num_ref_frames = seq->max_num_ref_frames;
     sps->pic_width_in_mbs_minus1 = seq->picture_width_in_mbs - 1u;
     sps->pic_height_in_map_units_minus1 = seq->picture_height_in_mbs - 1u;
@@ -99,7 +101,8 @@ void fva_slice_header_from_params(const struct fva_context *context, const VAEnc
     header->pic_parameter_set_id = slice->pic_parameter_set_id;
     header->frame_num = pic->frame_num;
     header->idr_pic_id = slice->idr_pic_id;
-    header->pic_order_cnt_lsb = slice->pic_order_cnt_lsb;
+    // Only POC type 0 carries it in the slice header.
+    header->pic_order_cnt_lsb = context->sequence.seq_fields.bits.pic_order_cnt_type == 0 ? slice->pic_order_cnt_lsb : 0;
     header->delta_pic_order_cnt_bottom = slice->delta_pic_order_cnt_bottom;
     header->direct_spatial_mv_pred_flag = slice->direct_spatial_mv_pred_flag;
     header->num_ref_idx_active_override_flag = slice->num_ref_idx_active_override_flag;

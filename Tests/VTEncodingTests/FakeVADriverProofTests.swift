@@ -27,6 +27,7 @@ struct FakeVADriverProofTests {
         var name: String
         var knobs: [FakeVADevice.Knob] = []
         var arguments: [String] = []
+        var size = "\(FakeVA.width)x\(FakeVA.height)"
         var expect: @Sendable (FakeVADevice.Report) -> Void = { _ in }
         var testDescription: String { name }
     }
@@ -66,18 +67,20 @@ struct FakeVADriverProofTests {
             #expect(report.bSlices == 0)
         },
         Encoding(name: "coded buffers in three segments", knobs: [.segments(3)]),
+        Encoding(name: "a size that is not whole macroblocks", size: "200x150"),
+        Encoding(name: "a cropped size with SPS and PPS from the driver", knobs: [.packedHeaders([])], size: "200x150"),
     ]
 
     @Test(arguments: encodings)
     func ffmpegEncodesAndItsOutputDecodesToItsInput(encoding: Encoding) throws {
         let device = try FakeVADevice(knobs: encoding.knobs)
         let output = device.file("out.h264")
-        let result = try FakeVA.ffmpegEncode(device, encoding.arguments, output: output)
+        let result = try FakeVA.ffmpegEncode(device, encoding.arguments, output: output, size: encoding.size)
         try #require(result.status == 0, "\(result.transcript)")
         #expect(FakeVA.violations(result.standardError).isEmpty, "\(result.standardError)")
         let decoded = try FakeVA.decode(output)
         #expect(decoded.errors.isEmpty, "\(decoded.errors)")
-        #expect(decoded.pictures == (try FakeVA.sourcePictures.get()))
+        #expect(decoded.pictures == (try FakeVA.sourcePictures(size: encoding.size)))
         let report = try device.report()
         #expect(report.violations.isEmpty)
         #expect(report.frames == FakeVA.frames)

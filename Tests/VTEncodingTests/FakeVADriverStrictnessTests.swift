@@ -25,6 +25,8 @@ struct FakeVADriverStrictnessTests {
         Run(arguments: ["--gop", "ibp"], knobs: [.packedHeaders([])]),
         Run(arguments: ["--gop", "ibp", "--entropy", "cavlc"], knobs: [.packedHeaders([.sequence])]),
         Run(arguments: ["--gop", "ibp"], knobs: [.segments(4), .entrypoints([.lowPower])]),
+        Run(arguments: ["--poc-type", "2", "--entropy", "cavlc"]),
+        Run(arguments: ["--poc-type", "2"], knobs: [.packedHeaders([])]),
     ]
 
     @Test(arguments: correctRuns)
@@ -84,6 +86,14 @@ struct FakeVADriverStrictnessTests {
         let report = try device.report()
         #expect(report.violations.first == violation)
         #expect(report.violationCount == lines.count)
+    }
+
+    @Test func pocType2FollowsFrameNum() throws {
+        let device = try FakeVADevice()
+        let (result, _, _) = try FakeVA.client(device, ["--poc-type", "2", "--fault", "poc"])
+        #expect(result.status == 1)
+        #expect(FakeVA.violations(result.standardError).first == "fake-va: violation: picture 2 (P, frame_num 2, "
+            + "POC 2): TopFieldOrderCnt with pic_order_cnt_type 2, expected 4, got 2")
     }
 
     @Test func anUndeclaredPackedHeaderFailsRenderPicture() throws {

@@ -7,13 +7,13 @@ enum FakeVA {
     /// The test clip: ffmpeg's testsrc2 at a small size.
     static let width = 320, height = 240, frames = 30
 
-    /// ffmpeg 5.1's h264_vaapi encoding the clip through the driver, to `output`.
+    /// ffmpeg 5.1's h264_vaapi encoding the clip (`size` pixels) through the driver, to `output`.
     static func ffmpegEncode(_ device: FakeVADevice, _ arguments: [String], output: String,
-                             frames: Int = frames) throws -> ChildProcess.Result {
+                             frames: Int = frames, size: String = "\(width)x\(height)") throws -> ChildProcess.Result {
         try ChildProcess.run(
             ["ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error",
              "-init_hw_device", "vaapi=va:\(device.devicePath)", "-filter_hw_device", "va",
-             "-f", "lavfi", "-i", "testsrc2=size=\(width)x\(height):rate=30", "-frames:v", "\(frames)",
+             "-f", "lavfi", "-i", "testsrc2=size=\(size):rate=30", "-frames:v", "\(frames)",
              "-vf", "format=nv12,hwupload", "-c:v", "h264_vaapi"] + arguments + ["-y", output],
             environment: device.environment(), timeout: .seconds(60))
     }
@@ -41,8 +41,8 @@ enum FakeVA {
     }
 
     /// The clip's own pictures, as ffmpeg's encoders received them (NV12 is 4:2:0 like I420).
-    static let sourcePictures: Result<[String], any Error> = Result {
-        try decode("testsrc2=size=\(width)x\(height):rate=30", inputOptions: ["-f", "lavfi", "-t", "1"]).pictures
+    static func sourcePictures(size: String = "\(width)x\(height)", frames: Int = frames) throws -> [String] {
+        try decode("testsrc2=size=\(size):rate=30,trim=end_frame=\(frames)", inputOptions: ["-f", "lavfi"]).pictures
     }
 
     /// Raw I420 pictures of the C client's size.

@@ -6,7 +6,7 @@
 // driver catch it.
 //
 //   encode_h264 [--entropy cabac|cavlc] [--gop ippp|ibp] [--frames N] [--slices N]
-//               [--rc cqp|cbr] [--fault NAME] OUTPUT
+//               [--rc cqp|cbr] [--poc-type 0|2] [--fault NAME] OUTPUT
 //
 // Writes OUTPUT.h264 (the coded pictures, decode order) and OUTPUT.yuv (the input pictures,
 // I420, display order). A failed VA call prints "vaName: <error> (status 0xN)" and exits 1.
@@ -39,6 +39,7 @@ enum { WIDTH = 176, HEIGHT = 144, RECON = 4, MAX_REFS = 2, GOP = 4, LOG2_MAX_FRA
 
 static struct {
     bool cabac, bframes, cbr;
+    unsigned poc_type;              // 0, or 2 (POC from frame_num; no B-frames)
     int frames, slices;
     const char *fault;
     const char *output;
@@ -151,7 +152,7 @@ static VAEncSequenceParameterBufferH264 sequence_params(void) {
     seq.seq_fields.bits.frame_mbs_only_flag = 1;
     seq.seq_fields.bits.direct_8x8_inference_flag = 1;
     seq.seq_fields.bits.log2_max_frame_num_minus4 = LOG2_MAX_FRAME_NUM - 4;
-    seq.seq_fields.bits.pic_order_cnt_type = 0;
+    seq.seq_fields.bits.pic_order_cnt_type = options.poc_type;
     seq.seq_fields.bits.log2_max_pic_order_cnt_lsb_minus4 = LOG2_MAX_POC_LSB - 4;
     seq.vui_fields.bits.timing_info_present_flag = 1;
     seq.vui_fields.bits.fixed_frame_rate_flag = 1;
@@ -166,8 +167,8 @@ static void write_sps(struct bits *out, const VAEncSequenceParameterBufferH264 *
     put(&b, seq->level_idc, 8);
     put_ue(&b, 0);
     put_ue(&b, LOG2_MAX_FRAME_NUM - 4);
-    put_ue(&b, 0);                  // pic_order_cnt_type
-    put_ue(&b, LOG2_MAX_POC_LSB - 4);
+    put_ue(&b, options.poc_type);
+    if (options.poc_type == 0) put_ue(&b, LOG2_MAX_POC_LSB - 4);
     put_ue(&b, fault("sps") ? MAX_REFS + 1 : MAX_REFS);
     put(&b, 0, 1);
     put_ue(&b, (uint32_t)width_mbs() - 1);
@@ -215,7 +216,7 @@ static void write_slice_header(struct bits *out, const struct picture *p, const 
     put_ue(&b, 0);
     put(&b, pic->frame_num, LOG2_MAX_FRAME_NUM);
     if (p->idr) put_ue(&b, slice->idr_pic_id);
-    put(&b, slice->pic_order_cnt_lsb, LOG2_MAX_POC_LSB);
+    if (options.poc_type == 0) put(&b, slice->pic_order_cnt_lsb, LOG2_MAX_POC_LSB);
     if (p->type == 1) put(&b, slice->direct_spatial_mv_pred_flag, 1);
     if (p->type != 2) {
         put(&b, 1, 1);              // num_ref_idx_active_override_flag
@@ -432,7 +433,8 @@ static void encode(const struct picture *p, int index, FILE *out) {
         VAEncSliceParameterBufferH264 slice = {
             .macroblock_address = (uint32_t)first, .num_macroblocks = (uint32_t)(end - first),
             .slice_type = (uint8_t)p->type, .idr_pic_id = (uint16_t)(idr_count - 1),
-            .pic_order_cnt_lsb = (uint16_t)(poc % (1 << LOG2_MAX_POC_LSB)), .direct_spatial_mv_pred_flag = 1,
+            .pic_order_cnt_lsb = (uint16_t)(options.poc_type == 0 ? poc % (1 << LOG2_MAX_POC_LSB) : 0),
+            .direct_spatial_mv_pred_flag = 1,
             .num_ref_idx_active_override_flag = 1,
         };
         if (fault("idr_pic_id") && p->idr && idr_count == 2) slice.idr_pic_id = 0;
@@ -518,7 +520,10 @@ static int plan(struct picture *pictures) {
             pictures[i].frame_num = (ref_frame_num + 1) % (1u << LOG2_MAX_FRAME_NUM);
         }
         if (pictures[i].reference) ref_frame_num = pictures[i].frame_num;
-        pictures[i].poc = 2 * (pictures[i].display - idr_display);
+        // Type 2 counts frame_num (no wrap within a GOP); with only reference pictures it is the
+        // same as type 0's display order.
+        pictures[i].poc = options.poc_type == 2 ? 2 * (int32_t)pictures[i].frame_num
+                                                : 2 * (pictures[i].display - idr_display);
     }
     return n;
 }
@@ -536,6 +541,8 @@ static void parse(int argc, char **argv) {
             options.slices = atoi(value);
         } else if (strcmp(argv[i], "--rc") == 0 && value) {
             options.cbr = strcmp(value, "cbr") == 0;
+        } else if (strcmp(argv[i], "--poc-type") == 0 && value) {
+            options.poc_type = (unsigned)atoi(value);
         } else if (strcmp(argv[i], "--fault") == 0 && value) {
             options.fault = value;
         } else if (argv[i][0] != '-' && options.output == NULL) {
@@ -547,9 +554,10 @@ static void parse(int argc, char **argv) {
         }
         i++;
     }
-    if (options.output == NULL || options.frames < 1 || options.frames > 64 || options.slices < 1 || options.slices > 8) {
+    if (options.output == NULL || options.frames < 1 || options.frames > 64 || options.slices < 1 || options.slices > 8
+        || (options.poc_type != 0 && options.poc_type != 2) || (options.poc_type == 2 && options.bframes)) {
         fprintf(stderr, "usage: encode_h264 [--entropy cabac|cavlc] [--gop ippp|ibp] [--frames N] [--slices N] "
-                        "[--rc cqp|cbr] [--fault NAME] OUTPUT\n");
+                        "[--rc cqp|cbr] [--poc-type 0|2] [--fault NAME] OUTPUT\n");
         exit(2);
     }
     if (fault("rate_control") || fault("hrd")) options.cbr = true;
