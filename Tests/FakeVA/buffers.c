@@ -162,6 +162,7 @@ VAStatus fva_DestroyBuffer(VADriverContextP ctx, VABufferID id) {
 VAStatus fva_BufferInfo(VADriverContextP ctx, VABufferID id, VABufferType *type, unsigned int *size,
                         unsigned int *elements) {
     fva_lock();
+    fva_trace("vaBufferInfo(%#x)", id);
     struct fva_buffer *buffer = fva_table_get(&fva_driver(ctx)->buffers, id);
     VAStatus status = VA_STATUS_ERROR_INVALID_BUFFER;
     if (buffer != NULL) {

@@ -102,7 +102,12 @@ struct FakeVADriverProofTests {
     //     initial_buffer_fullness 3000000; sequence bits_per_second 2000000, level_idc 13.
     //   CQP (-qp 20): no RateControl or HRD buffer at all, FrameRate only; sequence
     //     bits_per_second 0; slice QP 20 for I and P, 24 for B (its default b_qfactor).
-    //   No misc QualityLevel buffer unless -compression_level is given.
+    //   ICQ (-rc_mode ICQ -global_quality 25, with the icq knob): ICQ_quality_factor 25,
+    //     quality_factor 25, bits_per_second 0, target_percentage 100, window_size 1000; no HRD.
+    //   No misc QualityLevel buffer unless -compression_level is given (then quality_level N).
+    //   ffmpeg queries RTFormat, RateControl, EncMaxRefFrames, PredictionDirection,
+    //   EncPackedHeaders and EncROI one at a time, and creates the config with RTFormat,
+    //   RateControl and EncPackedHeaders (SEQUENCE|SLICE|MISC = 0xd, none when the driver has none).
 
     @Test func ffmpegConstantBitrateParameters() throws {
         let device = try FakeVADevice()
@@ -148,6 +153,20 @@ struct FakeVADriverProofTests {
         #expect(report.frameRate?.numerator == 30)
         #expect(report.sequence?.bitsPerSecond == 0)
         #expect(report.lastQp == .init(i: 20, p: 20, b: 24))
+    }
+
+    @Test func ffmpegConstantQualityAndQualityLevelParameters() throws {
+        let device = try FakeVADevice(knobs: [.rateControlModes([.cqp, .cbr, .vbr, .icq])])
+        let result = try FakeVA.ffmpegEncode(device, ["-rc_mode", "ICQ", "-global_quality", "25", "-compression_level", "4"],
+                                             output: device.file("icq.h264"), frames: 5)
+        try #require(result.status == 0, "\(result.transcript)")
+        let report = try device.report()
+        #expect(report.violations.isEmpty)
+        #expect(report.config?.rateControl == "icq")
+        let rc = try #require(report.rateControl)
+        #expect(rc.icqQualityFactor == 25 && rc.qualityFactor == 25 && rc.bitsPerSecond == 0)
+        #expect(report.hrd == nil)
+        #expect(report.qualityLevel?.qualityLevel == 4)
     }
 
     /// Constrained Baseline has no B slices, but ffmpeg 5.1 keeps its default of B-frames when
