@@ -9,8 +9,8 @@ ARGS       ?=
 BIN        := .build/$(CONFIG)/vtrecord
 
 # Debian packages the build, the program and the tests need.
-DEB_PACKAGES := pkg-config libx264-dev libv4l-dev libva-dev libyuv-dev libturbojpeg0-dev \
-                ffmpeg x264 v4l-utils mandoc bc
+DEB_PACKAGES := pkg-config libx264-dev libv4l-dev libva-dev libdrm-dev libyuv-dev libturbojpeg0-dev \
+                ffmpeg x264 v4l-utils vainfo mandoc bc
 
 .PHONY: all deps build run test bench clean
 

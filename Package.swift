@@ -45,7 +45,8 @@ let package = Package(
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
         // Test doubles and helpers shared by test targets: the fake V4L2 camera (an LD_PRELOAD
-        // library built from Tests/FakeV4L2) and running child processes.
+        // library built from Tests/FakeV4L2), the fake VA-API driver (Tests/FakeVA) and running
+        // child processes.
         .target(name: "VTTestSupport", path: "Tests/VTTestSupport"),
 
         .testTarget(name: "VTCoreTests", dependencies: ["VTCore"]),
@@ -53,7 +54,7 @@ let package = Package(
         .testTarget(name: "VTCaptureTests",
                     dependencies: ["VTCapture", "VTCore", "VTTestSupport",
                                    .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "VTEncodingTests", dependencies: ["VTEncoding", "VTH264", "VTCore"]),
+        .testTarget(name: "VTEncodingTests", dependencies: ["VTEncoding", "VTH264", "VTCore", "VTTestSupport"]),
         .testTarget(name: "VTOutputTests", dependencies: ["VTOutput", "VTH264", "VTCore"]),
         .testTarget(name: "VTRecorderTests", dependencies: ["VTRecorder", "VTCapture", "VTCore"]),
         // Runs the built binary; depends on it so `swift test` builds it first.

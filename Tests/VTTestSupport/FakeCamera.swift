@@ -90,13 +90,12 @@ public final class FakeCamera: Sendable {
     public var lockFile: String { file("ownership.lock") }
 
     /// The environment for a child process: `base` without any FAKE_V4L2_ settings it had,
-    /// plus the library, the device path, the report location and the knobs.
+    /// plus the library, the device path, the report location and the knobs. `base` may be
+    /// another double's environment (`FakeVADevice.environment()`): the preloads add up.
     public func environment(base: [String: String] = ProcessInfo.processInfo.environment,
                             sharedOwnership: Bool = false) throws -> [String: String] {
         var environment = base.filter { !$0.key.hasPrefix("FAKE_V4L2_") }
-        let library = try FakeV4L2Library.path()
-        environment["LD_PRELOAD"] = [library, base["LD_PRELOAD"]].compactMap { $0 }
-            .filter { !$0.isEmpty }.joined(separator: ":")
+        environment["LD_PRELOAD"] = LDPreload.adding(try FakeV4L2Library.path(), to: base)
         environment["FAKE_V4L2_DEVICE"] = path
         environment["FAKE_V4L2_REPORT"] = file("report-%p.txt")
         if sharedOwnership { environment["FAKE_V4L2_LOCK_FILE"] = lockFile }

@@ -1,0 +1,118 @@
+// Reading the knobs (documented at the top of fake_va.c) from the environment. A knob that does
+// not parse stops the process with a message: a test that sets one wrongly should fail loudly,
+// not run against a driver it did not ask for.
+#define _GNU_SOURCE
+#include "fake_va.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static _Noreturn void bad_knob(const char *name, const char *value, const char *why) {
+    dprintf(2, "fake-va: %s=%s: %s\n", name, value, why);
+    abort();
+}
+
+static uint64_t env_unsigned(const char *name, uint64_t fallback, uint64_t minimum, uint64_t maximum) {
+    const char *value = getenv(name);
+    if (value == NULL || *value == '\0') return fallback;
+    char *end;
+    errno = 0;
+    unsigned long long parsed = strtoull(value, &end, 10);
+    if (errno != 0 || *end != '\0' || value[0] == '-') bad_knob(name, value, "not a whole number");
+    if (parsed < minimum || parsed > maximum) bad_knob(name, value, "out of range");
+    return parsed;
+}
+
+static void env_string(const char *name, const char *fallback, char *destination, size_t capacity) {
+    const char *value = getenv(name);
+    if (value == NULL || *value == '\0') value = fallback;
+    if (strlen(value) >= capacity) bad_knob(name, value, "too long");
+    strcpy(destination, value);
+}
+
+struct word { const char *name; uint32_t bits; };
+
+// "a,b,c" → the OR of each word's bits; "none" is allowed when `none_allowed`.
+static uint32_t env_words(const char *name, const char *fallback, const struct word *words, size_t count,
+                          bool none_allowed) {
+    const char *value = getenv(name);
+    if (value == NULL || *value == '\0') value = fallback;
+    if (none_allowed && strcmp(value, "none") == 0) return 0;
+    uint32_t bits = 0;
+    const char *p = value;
+    while (*p != '\0') {
+        size_t length = strcspn(p, ",");
+        bool known = false;
+        for (size_t i = 0; i < count; i++) {
+            if (strlen(words[i].name) == length && strncmp(p, words[i].name, length) == 0) {
+                bits |= words[i].bits;
+                known = true;
+            }
+        }
+        if (!known) bad_knob(name, value, "unknown word");
+        p += length;
+        if (*p == ',') p++;
+    }
+    if (bits == 0) bad_knob(name, value, "nothing chosen");
+    return bits;
+}
+
+void fva_read_knobs(struct fva_knobs *knobs) {
+    *knobs = (struct fva_knobs){0};
+    static const struct word entrypoints[] = {{"slice", 1}, {"lp", 2}};
+    uint32_t entry = env_words("FAKE_VA_ENTRYPOINTS", "slice,lp", entrypoints, 2, false);
+    knobs->entry_slice = entry & 1;
+    knobs->entry_lp = entry & 2;
+
+    static const struct word profiles[] = {{"baseline", 1}, {"main", 2}, {"high", 4}};
+    uint32_t profile = env_words("FAKE_VA_PROFILES", "baseline,main,high", profiles, 3, false);
+    knobs->profile_baseline = profile & 1;
+    knobs->profile_main = profile & 2;
+    knobs->profile_high = profile & 4;
+
+    knobs->no_derive = env_unsigned("FAKE_VA_NO_DERIVE", 0, 0, 1) == 1;
+
+    static const struct word packed[] = {
+        {"sequence", VA_ENC_PACKED_HEADER_SEQUENCE}, {"picture", VA_ENC_PACKED_HEADER_PICTURE},
+        {"slice", VA_ENC_PACKED_HEADER_SLICE}, {"raw", VA_ENC_PACKED_HEADER_MISC | VA_ENC_PACKED_HEADER_RAW_DATA},
+    };
+    knobs->packed_headers = env_words("FAKE_VA_PACKED_HEADERS", "sequence,picture,slice,raw", packed, 4, true);
+
+    const char *refs = getenv("FAKE_VA_MAX_REFS");
+    knobs->max_ref_l0 = 4;
+    knobs->max_ref_l1 = 1;
+    if (refs != NULL && *refs != '\0') {
+        unsigned l0, l1;
+        char extra;
+        if (sscanf(refs, "%u,%u%c", &l0, &l1, &extra) != 2 || l0 < 1 || l0 > 16 || l1 > 16) {
+            bad_knob("FAKE_VA_MAX_REFS", refs, "expected L0,L1 with 1 ≤ L0 ≤ 16 and L1 ≤ 16");
+        }
+        knobs->max_ref_l0 = l0;
+        knobs->max_ref_l1 = l1;
+    }
+
+    static const struct word modes[] = {{"cqp", VA_RC_CQP}, {"cbr", VA_RC_CBR}, {"vbr", VA_RC_VBR}, {"icq", VA_RC_ICQ}};
+    knobs->rc_modes = env_words("FAKE_VA_RC_MODES", "cqp,cbr,vbr", modes, 4, false);
+
+    env_string("FAKE_VA_VENDOR", "vtrecord test driver 1.0", knobs->vendor, sizeof knobs->vendor);
+    knobs->segments = (unsigned)env_unsigned("FAKE_VA_SEGMENTS", 1, 1, FVA_MAX_SEGMENTS);
+    knobs->quality_range = (unsigned)env_unsigned("FAKE_VA_QUALITY_RANGE", 7, 1, 100);
+    knobs->max_slices = (unsigned)env_unsigned("FAKE_VA_MAX_SLICES", 8, 1, FVA_MAX_SLICES);
+    knobs->coded_limit = (size_t)env_unsigned("FAKE_VA_CODED_LIMIT", 0, 0, UINT32_MAX);
+    knobs->trace = env_unsigned("FAKE_VA_TRACE", 0, 0, 1) == 1;
+
+    char report[PATH_MAX];
+    env_string("FAKE_VA_REPORT", "", report, sizeof report);
+    // "%p" → the process id, so several processes sharing one environment keep apart.
+    char *percent = strstr(report, "%p");
+    if (percent != NULL) {
+        int length = snprintf(knobs->report, sizeof knobs->report, "%.*s%d%s", (int)(percent - report), report,
+                              (int)getpid(), percent + 2);
+        if (length < 0 || (size_t)length >= sizeof knobs->report) bad_knob("FAKE_VA_REPORT", report, "too long");
+    } else {
+        strcpy(knobs->report, report);
+    }
+}
