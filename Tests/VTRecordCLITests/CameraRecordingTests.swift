@@ -52,6 +52,30 @@ import VTTestSupport
         }
     }
 
+    /// Live through the hardware encoder: the camera's and the VA driver's doubles in one process.
+    @Test(arguments: [Mode(format: "yuyv", width: 640, height: 480), Mode(format: "nv12", width: 1280, height: 720),
+                      Mode(format: "mjpeg", width: 1280, height: 720)])
+    func liveThroughVAAPI(_ mode: Mode) throws {
+        let camera = try FakeCamera()
+        let va = try FakeVADevice()
+        let out = camera.file("out.h264")
+        let summary = camera.file("summary.json")
+        let r = try Tools.run(Tools.vtrecord,
+                              ["--device", camera.path, "--encoder", "vaapi", "--va-device", va.devicePath,
+                               "--format", mode.format, "--size", "\(mode.width)x\(mode.height)", "--fps", "30",
+                               "--frames", "60", "--timing", "passthrough", "-o", out, "--json-summary", summary, "--quiet"],
+                              environment: try va.environment(base: try camera.environment()))
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try Tools.counters(out, width: mode.width) == (0..<60).map { Optional($0) })
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: summary))) as? [String: Any]
+        #expect(json?["encoder"] as? String == "vaapi")
+        #expect(json?["frames_encoded"] as? Int == 60)
+        #expect(try camera.report().releasedEverything)
+        let report = try va.report()
+        #expect(report.violations.isEmpty)
+        #expect(report.liveObjects?.none == true)
+    }
+
     @Test func aFormatOnlyLibv4l2OffersIsConvertedByIt() throws {
         // The camera sends only YUYV; libv4l2 offers YU12 made from it.
         let camera = try FakeCamera(knobs: [.formats("YUYV:640x480@30")])

@@ -110,7 +110,7 @@ enum Tools {
 }
 
 /// A directory that disappears with the test.
-final class TemporaryDirectory {
+final class TemporaryDirectory: Sendable {
     let url: URL
     init() throws {
         url = FileManager.default.temporaryDirectory

@@ -82,9 +82,10 @@ import VTTestSupport
         try Self.expectExact(va.file("out.h264"), media.clipMD5s, keyint: coding.keyint, summary: json)
         let report = try va.report()
         #expect(report.violations.isEmpty)
-        #expect(report.config?.profile == coding.profile)
+        #expect(report.config?.profile == (coding.profile == "baseline" ? "constrained_baseline" : coding.profile))
         #expect(report.frames == 90)
-        #expect(report.bSlices == (coding.profile == "baseline" ? 0 : report.bSlices))
+        // B-frames by default wherever the profile allows them.
+        #expect((report.bSlices > 0) == (coding.profile != "baseline"))
     }
 
     @Test(arguments: codings)
@@ -134,7 +135,7 @@ import VTTestSupport
             #expect(r.stderr.contains("no backward references"), "\(r.stderr)")
         default: break
         }
-        #expect(report.liveObjects == .init(configs: 0, contexts: 0, surfaces: 0, buffers: 0, images: 0))
+        #expect(report.liveObjects?.none == true, "objects left at vaTerminate: \(String(describing: report.liveObjects))")
     }
 
     @Test func cqpSendsTheQuantisersAsked() throws {
