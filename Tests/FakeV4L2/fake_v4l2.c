@@ -84,7 +84,9 @@
 // Not emulated: USERPTR/DMABUF memory, CREATE_BUFS, EXPBUF, events, the multi-planar API,
 // dup() of a fake descriptor, and sharing state between processes beyond FAKE_V4L2_LOCK_FILE.
 #define _GNU_SOURCE
+#define DOUBLE_NAME "fake-v4l2"
 #include "fake_v4l2.h"
+#include "double_support.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -102,19 +104,11 @@ static pthread_mutex_t fv_mutex = PTHREAD_MUTEX_INITIALIZER;
 static int64_t fv_loaded_at;
 
 void fv_lock(void) {
-    int error = pthread_mutex_lock(&fv_mutex);
-    if (error != 0) {
-        dprintf(2, "fake-v4l2: pthread_mutex_lock: %s\n", strerror(error));
-        abort();
-    }
+    double_lock(&fv_mutex);
 }
 
 void fv_unlock(void) {
-    int error = pthread_mutex_unlock(&fv_mutex);
-    if (error != 0) {
-        dprintf(2, "fake-v4l2: pthread_mutex_unlock: %s\n", strerror(error));
-        abort();
-    }
+    double_unlock(&fv_mutex);
 }
 
 int64_t fv_now_ns(void) {

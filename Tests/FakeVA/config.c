@@ -2,36 +2,15 @@
 // not parse stops the process with a message: a test that sets one wrongly should fail loudly,
 // not run against a driver it did not ask for.
 #define _GNU_SOURCE
+#define DOUBLE_NAME "fake-va"
 #include "fake_va.h"
+#include "double_support.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static _Noreturn void bad_knob(const char *name, const char *value, const char *why) {
-    dprintf(2, "fake-va: %s=%s: %s\n", name, value, why);
-    abort();
-}
-
-static uint64_t env_unsigned(const char *name, uint64_t fallback, uint64_t minimum, uint64_t maximum) {
-    const char *value = getenv(name);
-    if (value == NULL || *value == '\0') return fallback;
-    char *end;
-    errno = 0;
-    unsigned long long parsed = strtoull(value, &end, 10);
-    if (errno != 0 || *end != '\0' || value[0] == '-') bad_knob(name, value, "not a whole number");
-    if (parsed < minimum || parsed > maximum) bad_knob(name, value, "out of range");
-    return parsed;
-}
-
-static void env_string(const char *name, const char *fallback, char *destination, size_t capacity) {
-    const char *value = getenv(name);
-    if (value == NULL || *value == '\0') value = fallback;
-    if (strlen(value) >= capacity) bad_knob(name, value, "too long");
-    strcpy(destination, value);
-}
 
 struct word { const char *name; uint32_t bits; };
 

@@ -81,7 +81,9 @@
 // (DMA-BUF) surfaces, VPP, decoding, and more than one thread inside the driver at a time (every
 // entry point takes one lock).
 #define _GNU_SOURCE
+#define DOUBLE_NAME "fake-va"
 #include "fake_va.h"
+#include "double_support.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -96,19 +98,11 @@ struct fva_stats fva_stats;
 static pthread_mutex_t fva_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 void fva_lock(void) {
-    int error = pthread_mutex_lock(&fva_mutex);
-    if (error != 0) {
-        dprintf(2, "fake-va: pthread_mutex_lock: %s\n", strerror(error));
-        abort();
-    }
+    double_lock(&fva_mutex);
 }
 
 void fva_unlock(void) {
-    int error = pthread_mutex_unlock(&fva_mutex);
-    if (error != 0) {
-        dprintf(2, "fake-va: pthread_mutex_unlock: %s\n", strerror(error));
-        abort();
-    }
+    double_unlock(&fva_mutex);
 }
 
 _Noreturn void fva_out_of_memory(void) {

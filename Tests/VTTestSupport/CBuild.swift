@@ -53,6 +53,9 @@ public enum CBuild {
         }
     }
 
+    /// The include flag for Tests/TestDoubles, the code every double shares.
+    public static var sharedIncludes: [String] { ["-I", path("Tests/TestDoubles")] }
+
     /// The C files directly in `directory` (relative to the package), sorted, as absolute paths.
     public static func sources(in directory: String) throws -> [String] {
         let names = try FileManager.default.contentsOfDirectory(atPath: path(directory))

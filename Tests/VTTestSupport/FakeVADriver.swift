@@ -121,7 +121,8 @@ public final class FakeVADevice: Sendable {
     public static func driverDirectory() throws -> String {
         let driver = try CBuild.product(".build/fake-va/fake_drv_video.so") { partial in
             try ["cc", "-std=c11", "-shared", "-fPIC", "-fvisibility=hidden", "-O2", "-Wall", "-Wextra", "-o", partial]
-                + CBuild.pkgConfig(["--cflags", "libva"]) + CBuild.sources(in: "Tests/FakeVA") + ["-lpthread"]
+                + CBuild.pkgConfig(["--cflags", "libva"]) + CBuild.sharedIncludes + CBuild.sources(in: "Tests/FakeVA")
+                + ["-lpthread"]
         }
         return (driver as NSString).deletingLastPathComponent
     }

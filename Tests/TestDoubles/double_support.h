@@ -1,0 +1,62 @@
+// What the test doubles (Tests/FakeV4L2, Tests/FakeVA) share: reading their knobs from the
+// environment, and a lock that stops the process when it cannot be taken. A double defines
+// DOUBLE_NAME ("fake-v4l2", "fake-va") before including this, to name itself in messages.
+//
+// A knob that does not parse stops the process: a test that sets one wrongly should fail
+// loudly, not run against a double it did not ask for.
+#ifndef DOUBLE_SUPPORT_H
+#define DOUBLE_SUPPORT_H
+
+#ifndef DOUBLE_NAME
+#error "define DOUBLE_NAME before including double_support.h"
+#endif
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static inline _Noreturn void bad_knob(const char *name, const char *value, const char *why) {
+    dprintf(2, DOUBLE_NAME ": %s=%s: %s\n", name, value, why);
+    abort();
+}
+
+// An unsigned decimal knob in [minimum, maximum]; `fallback` when unset or empty.
+static inline uint64_t env_unsigned(const char *name, uint64_t fallback, uint64_t minimum, uint64_t maximum) {
+    const char *value = getenv(name);
+    if (value == NULL || *value == '\0') return fallback;
+    char *end;
+    errno = 0;
+    unsigned long long parsed = strtoull(value, &end, 10);
+    if (errno != 0 || *end != '\0' || value[0] == '-') bad_knob(name, value, "not a whole number");
+    if (parsed < minimum || parsed > maximum) bad_knob(name, value, "out of range");
+    return parsed;
+}
+
+// A string knob copied into `destination`; `fallback` when unset or empty.
+static inline void env_string(const char *name, const char *fallback, char *destination, size_t capacity) {
+    const char *value = getenv(name);
+    if (value == NULL || *value == '\0') value = fallback;
+    if (strlen(value) >= capacity) bad_knob(name, value, "too long");
+    strcpy(destination, value);
+}
+
+static inline void double_lock(pthread_mutex_t *mutex) {
+    int error = pthread_mutex_lock(mutex);
+    if (error != 0) {
+        dprintf(2, DOUBLE_NAME ": pthread_mutex_lock: %s\n", strerror(error));
+        abort();
+    }
+}
+
+static inline void double_unlock(pthread_mutex_t *mutex) {
+    int error = pthread_mutex_unlock(mutex);
+    if (error != 0) {
+        dprintf(2, DOUBLE_NAME ": pthread_mutex_unlock: %s\n", strerror(error));
+        abort();
+    }
+}
+
+#endif
