@@ -122,14 +122,10 @@ int64_t fv_now_ns(void) {
 
 void fv_trace(const char *format, ...) {
     if (!fv.config.trace) return;
-    int saved = errno;
-    char line[512];
     va_list arguments;
     va_start(arguments, format);
-    int length = vsnprintf(line, sizeof line, format, arguments);
+    double_vprint(format, arguments);
     va_end(arguments);
-    if (length > 0) dprintf(2, "fake-v4l2: %s\n", line);
-    errno = saved;
 }
 
 static unsigned device_minor(void);

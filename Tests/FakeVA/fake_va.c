@@ -112,14 +112,10 @@ _Noreturn void fva_out_of_memory(void) {
 
 void fva_trace(const char *format, ...) {
     if (!fva_knobs.trace) return;
-    int saved = errno;
-    char line[512];
     va_list arguments;
     va_start(arguments, format);
-    int length = vsnprintf(line, sizeof line, format, arguments);
+    double_vprint(format, arguments);
     va_end(arguments);
-    if (length > 0) dprintf(2, "fake-va: %s\n", line);
-    errno = saved;
 }
 
 char fva_picture_label[64];

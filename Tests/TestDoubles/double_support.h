@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,15 @@ static inline void env_string(const char *name, const char *fallback, char *dest
     if (value == NULL || *value == '\0') value = fallback;
     if (strlen(value) >= capacity) bad_knob(name, value, "too long");
     strcpy(destination, value);
+}
+
+// One line on standard error (a trace), errno kept: tracing must not change what the client sees.
+static inline void double_vprint(const char *format, va_list arguments) {
+    int saved = errno;
+    char line[512];
+    int length = vsnprintf(line, sizeof line, format, arguments);
+    if (length > 0) dprintf(2, DOUBLE_NAME ": %s\n", line);
+    errno = saved;
 }
 
 static inline void double_lock(pthread_mutex_t *mutex) {

@@ -29,7 +29,6 @@ public struct VAAPIPlan: Sendable {
     public var entropy: EncoderSettings.Entropy
     /// VAEncMiscParameterBufferQualityLevel from `--speed`, when the driver has levels.
     public var qualityLevel: Int?
-    public var maxReferencesL0: Int
     /// Things the user asked for that this device changes, one line each.
     public var notices: [String]
 
@@ -119,7 +118,6 @@ public struct VAAPIPlan: Sendable {
         self.bFrames = bFrames
         self.entropy = chosen.name == .baseline ? .cavlc : (settings.entropy ?? .cabac)
         self.qualityLevel = qualityLevel
-        self.maxReferencesL0 = entry.maxReferencesL0
         self.notices = notices
     }
 
