@@ -234,7 +234,7 @@ import VTTestSupport
         // x264's own memory is settled after the first second.
         let child = try ChildProcess(
             [Tools.vtrecord, "--device", camera.path, "--size", "1920x1080", "--fps", "30", "--timing", "passthrough",
-             "--speed", "slow", "--tune", "zerolatency", "--threads", "1", "-o", camera.file("out.h264"),
+             "--encoder", "x264", "--speed", "slow", "--tune", "zerolatency", "--threads", "1", "-o", camera.file("out.h264"),
              "--json-summary", camera.file("summary.json")],
             environment: try camera.environment())
         #expect(child.waitForStandardError(containing: "recording"), "\(child.standardErrorSoFar)")

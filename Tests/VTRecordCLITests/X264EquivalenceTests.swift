@@ -54,7 +54,7 @@ import Testing
         let ours = dir.path("ours.h264")
         let reference = dir.path("ref.\(c.referenceExtension)")
 
-        let r = try Tools.vtrecord(["--input", input, "-o", ours, "--quiet"] + c.ours)
+        let r = try Tools.vtrecord(["--input", input, "-o", ours, "--quiet", "--encoder", "x264"] + c.ours)
         try #require(r.status == 0, "vtrecord failed: \(r.stderr)")
         let x = try Tools.run("x264", ["--quiet", "-o", reference] + c.x264 + [input])
         try #require(x.status == 0, "x264 failed: \(x.stderr)")
@@ -73,7 +73,7 @@ import Testing
         let input = try Self.makeInput(in: dir)
         let ours = dir.path("ours.h264")
         let reference = dir.path("ref.h264")
-        #expect(try Tools.vtrecord(["--input", input, "-o", ours, "--quiet", "--keyint", "30", "--crf", "23",
+        #expect(try Tools.vtrecord(["--input", input, "-o", ours, "--quiet", "--encoder", "x264", "--keyint", "30", "--crf", "23",
                                     "--frames", "10"]).status == 0)
         #expect(try Tools.run("x264", ["--quiet", "-o", reference, "--keyint", "30", "--crf", "24",
                                        "--frames", "10", input]).status == 0)
