@@ -48,10 +48,12 @@ public final class VAAPISession: CompressionSession {
     private var waiting: [Int: Int] = [:]
     private var nextDisplayIndex = 0
     private var inFlight: [Submitted] = []
-    /// Presentation times in arrival order: the k-th picture out (decode order) is stamped
-    /// with the k-th time, less the reordering delay, as its decode time.
+    /// Presentation times in arrival order, not yet used as decode times. The k-th picture out
+    /// (decode order) decodes at the k-th arrival time, or with B-frames at the (k−1)-th (the
+    /// first one frame early): a picture coded at position k shows at display index k−1 or
+    /// later, so decode times never pass presentation times, even when frames arrive unevenly.
     private var arrivalTimes: [MediaTime] = []
-    private var arrivalTimesRead = 0
+    private var picturesDelivered = 0
     private var presentationTimes: [Int: MediaTime] = [:]
     private var framesIn = 0
     private var pipelineDepth = 2
@@ -639,18 +641,14 @@ public final class VAAPISession: CompressionSession {
                                             reason: "the driver returned no slice data")
         }
         let pts = presentationTimes.removeValue(forKey: picture.displayIndex)!
-        var dts = arrivalTimes[arrivalTimesRead]
-        arrivalTimesRead += 1
-        if arrivalTimesRead > 64 {
-            arrivalTimes.removeFirst(arrivalTimesRead)
-            arrivalTimesRead = 0
-        }
-        if plan.bFrames > 0 {
-            // One frame of reordering delay keeps every decode time at or before its
-            // presentation time.
+        let dts: MediaTime
+        if plan.bFrames > 0 && picturesDelivered == 0 {
             let rate = settings.frameRate
-            dts = dts + MediaTime(value: -Int64(rate.denominator), timescale: Int32(rate.numerator))
+            dts = arrivalTimes[0] + MediaTime(value: -Int64(rate.denominator), timescale: Int32(rate.numerator))
+        } else {
+            dts = arrivalTimes.removeFirst()
         }
+        picturesDelivered += 1
         try output(EncodedFrame(data: data, pts: pts, dts: dts, isKeyFrame: picture.kind == .idr))
     }
 }
