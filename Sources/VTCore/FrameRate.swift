@@ -41,6 +41,36 @@ public struct FrameRate: Hashable, Sendable, CustomStringConvertible {
         MediaTime(value: Int64(denominator), timescale: Int32(numerator))
     }
 
+    /// The closest rate whose numerator and denominator are both at most `limit` (the best
+    /// rational approximation, from the continued fraction): this rate when it already fits.
+    /// For fields narrower than the fraction, such as VA-API's two 16-bit halves.
+    public func approximated(limit: Int) -> FrameRate {
+        guard numerator > limit || denominator > limit else { return self }
+        // Convergents h/k of numerator/denominator, and the best semiconvergent at the end.
+        var (h0, h1, k0, k1) = (0, 1, 1, 0)
+        var (n, d) = (numerator, denominator)
+        var best = FrameRate(numerator: max(1, min(limit, numerator / max(1, denominator))), denominator: 1)!
+        while d != 0 {
+            let a = n / d
+            let h2 = a * h1 + h0
+            let k2 = a * k1 + k0
+            if h2 > limit || k2 > limit {
+                // Largest t with t·h1 + h0 and t·k1 + k0 within the limit.
+                let t = min(h1 > 0 ? (limit - h0) / h1 : a, k1 > 0 ? (limit - k0) / k1 : a)
+                let candidates = [(h1, k1), (t * h1 + h0, t * k1 + k0)].filter { $0.0 > 0 && $0.1 > 0 }
+                let target = framesPerSecond
+                if let closest = candidates.min(by: { abs(Double($0.0) / Double($0.1) - target) < abs(Double($1.0) / Double($1.1) - target) }),
+                   let rate = FrameRate(numerator: closest.0, denominator: closest.1) {
+                    best = rate
+                }
+                return best
+            }
+            (h0, h1, k0, k1) = (h1, h2, k1, k2)
+            (n, d) = (d, n - a * d)
+        }
+        return FrameRate(numerator: h1, denominator: k1) ?? best
+    }
+
     public var description: String {
         denominator == 1 ? "\(numerator)" : "\(numerator)/\(denominator)"
     }

@@ -15,39 +15,42 @@ public struct EncoderSelection: Sendable {
         case vaapi(VAAPIPlan)
     }
 
+    public let choice: EncoderChoice
     public let encoder: Encoder
     /// Why this encoder, one line (auto only), then anything the encoder changes of the
     /// settings.
     public let notices: [String]
 
-    /// Probes the VA-API devices (`vaDevice`, or every render node) for one that can encode
-    /// with `settings`. `--encoder vaapi` without one throws (exit 4) with the reason;
-    /// auto falls back to x264 and says why.
-    public static func select(_ choice: EncoderChoice, vaDevice: String?, settings: EncoderSettings)
-        throws(EncoderError) -> EncoderSelection {
-        if choice == .x264 { return EncoderSelection(encoder: .x264, notices: []) }
+    /// Probes the VA-API devices (`vaDevice`, or every render node) for one that offers what
+    /// `settings` ask for pictures of `width`×`height`: profile, entrypoint, rate-control mode,
+    /// size. `--encoder vaapi` without one throws (exit 4) with the reason; auto falls back to
+    /// x264 and says why.
+    public static func select(_ choice: EncoderChoice, vaDevice: String?, settings: EncoderSettings,
+                              width: Int, height: Int) throws(EncoderError) -> EncoderSelection {
+        if choice == .x264 { return EncoderSelection(choice: choice, encoder: .x264, notices: []) }
         let candidates = vaDevice.map { [$0] } ?? VADevice.renderNodes()
         var reasons: [String] = []
         if candidates.isEmpty {
             reasons.append("no VA-API device (no render node in /dev/dri; name one with --va-device)")
         }
         for path in candidates {
-            do {
+            do throws(VAAPIFailure) {
                 let device = try VADevice(path: path)
-                let plan = try VAAPIPlan(capabilities: device.capabilities(), settings: settings)
-                let why = choice == .auto ? ["encoding with \(plan.summary)"] : []
-                return EncoderSelection(encoder: .vaapi(plan), notices: why + plan.notices)
-            } catch let error as VADevice.OpenError {
-                reasons.append(error.description)
-            } catch let error as VAAPIUnusable {
-                reasons.append(error.description)
+                do throws(VAAPIUnusable) {
+                    let plan = try VAAPIPlan(capabilities: device.capabilities(), settings: settings,
+                                             width: width, height: height)
+                    let why = choice == .auto ? ["encoding with \(plan.summary)"] : []
+                    return EncoderSelection(choice: choice, encoder: .vaapi(plan), notices: why + plan.notices)
+                } catch {
+                    reasons.append(error.description)
+                }
             } catch {
-                reasons.append("\(path): \(error)")
+                reasons.append(error.description)
             }
         }
         let reason = reasons.joined(separator: "; ")
         if choice == .vaapi { throw .unavailable(encoder: "vaapi", reason: reason) }
-        return EncoderSelection(encoder: .x264, notices: ["encoding with x264: \(reason)"])
+        return EncoderSelection(choice: choice, encoder: .x264, notices: ["encoding with x264: \(reason)"])
     }
 
     public var name: String {
@@ -57,15 +60,22 @@ public struct EncoderSelection: Sendable {
         }
     }
 
-    /// The session for the chosen encoder.
+    /// The session for the chosen encoder. With auto, a hardware session that cannot be
+    /// opened (the driver refuses the context, say) gives way to x264 before any frame, and
+    /// `notice` says why.
     public func makeSession(width: Int, height: Int, pixelFormat: PixelFormat, settings: EncoderSettings,
+                            notice: @escaping @Sendable (String) -> Void,
                             output: @escaping EncodedFrameHandler) throws -> any CompressionSession {
+        let software = { () throws(UsageError) -> any CompressionSession in
+            try X264Session(width: width, height: height, pixelFormat: pixelFormat, settings: settings, output: output)
+        }
         switch encoder {
         case .x264:
-            try X264Session(width: width, height: height, pixelFormat: pixelFormat, settings: settings, output: output)
+            return try software()
         case .vaapi(let plan):
-            try VAAPISession(plan: plan, width: width, height: height, pixelFormat: pixelFormat, settings: settings,
-                             output: output)
+            let hardware = try VAAPISession(plan: plan, width: width, height: height, settings: settings, output: output)
+            guard choice == .auto else { return hardware }
+            return FallbackSession(hardware, fallback: software, notice: notice)
         }
     }
 }
@@ -89,4 +99,46 @@ public enum AvailableEncoder: Sendable {
         }
         return found
     }
+}
+
+/// `--encoder auto` once a VA-API device looked usable: the hardware session, unless it cannot
+/// be opened, then x264. Past `prepare()` it is simply the session that opened.
+final class FallbackSession: CompressionSession {
+    private var active: any CompressionSession
+    private let fallback: () throws(UsageError) -> any CompressionSession
+    private let notice: (String) -> Void
+
+    init(_ primary: any CompressionSession, fallback: @escaping () throws(UsageError) -> any CompressionSession,
+         notice: @escaping (String) -> Void) {
+        active = primary
+        self.fallback = fallback
+        self.notice = notice
+    }
+
+    var encoderName: String { active.encoderName }
+    var formatDescription: FormatDescription { active.formatDescription }
+    var resolvedSettings: EncoderSettings { active.resolvedSettings }
+
+    func prepare() throws(EncoderError) {
+        do {
+            try active.prepare()
+        } catch {
+            active.invalidate()
+            notice("encoding with x264: \(error.description)")
+            do {
+                active = try fallback()
+            } catch {
+                throw .openFailed(encoder: "x264", reason: error.message)
+            }
+            try active.prepare()
+        }
+    }
+
+    func encode(_ buffer: PixelBuffer, pts: MediaTime, forceKeyFrame: Bool) throws {
+        try active.encode(buffer, pts: pts, forceKeyFrame: forceKeyFrame)
+    }
+
+    func completeFrames() throws { try active.completeFrames() }
+
+    func invalidate() { active.invalidate() }
 }

@@ -35,7 +35,8 @@ public struct EncoderSettings: Sendable, Equatable {
         case abr
         /// Average bit rate with `--max-bitrate` as the VBV peak.
         case vbr
-        /// VBV peak = average bit rate, with NAL HRD signalling.
+        /// VBV peak = average bit rate, with NAL HRD signalling (x264; a VA-API driver holds the
+        /// rate without HRD parameters in the SPS).
         case cbr
     }
 

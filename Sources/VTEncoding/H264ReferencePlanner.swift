@@ -28,6 +28,11 @@ struct PlannedPicture: Sendable, Equatable {
     /// The active entries of the default reference lists (clause 8.2.4.2).
     var list0: [ReferencePicture]
     var list1: [ReferencePicture]
+
+    /// The picture writes or reads the reconstructed surface `slot`.
+    func touches(slot other: Int) -> Bool {
+        slot == other || references.contains { $0.slot == other }
+    }
 }
 
 /// Decides picture types, coding order and reference bookkeeping for an encoder that is
@@ -44,8 +49,9 @@ struct H264ReferencePlanner: Sendable {
     let log2MaxFrameNum: Int
     /// max_num_ref_frames: the previous anchor, plus the next one when B-pictures sit between.
     let maxReferences: Int
-    /// Reconstructed surfaces needed: every reference plus the picture being coded.
-    var slotCount: Int { maxReferences + 1 }
+    /// Reconstructed surfaces: every reference, the picture being coded, and spares so that
+    /// pictures still being coded keep theirs.
+    let slotCount: Int
 
     private var nextDisplayIndex = 0
     private var lastIDRDisplayIndex = 0
@@ -53,13 +59,20 @@ struct H264ReferencePlanner: Sendable {
     private var prevRefFrameNum = 0
     private var pendingB: [Int] = []
     private var dpb: [ReferencePicture] = []
+    /// When each slot was last written (in pictures coded), for least-recently-used reuse.
+    private var lastWritten: [Int]
+    private var picturesCoded = 0
 
-    init(keyInterval: Int, bFrames: Int, log2MaxFrameNum: Int = 4) {
-        precondition(keyInterval >= 1 && bFrames >= 0 && (4...16).contains(log2MaxFrameNum))
+    /// `extraSlots`: surfaces beyond the references and the current picture, one for each
+    /// picture that may still be in the encoder's hands.
+    init(keyInterval: Int, bFrames: Int, log2MaxFrameNum: Int = 4, extraSlots: Int = 0) {
+        precondition(keyInterval >= 1 && bFrames >= 0 && (4...16).contains(log2MaxFrameNum) && extraSlots >= 0)
         self.keyInterval = keyInterval
         self.bFrames = bFrames
         self.log2MaxFrameNum = log2MaxFrameNum
         self.maxReferences = bFrames > 0 ? 2 : 1
+        self.slotCount = maxReferences + 1 + extraSlots
+        self.lastWritten = Array(repeating: -1, count: slotCount)
     }
 
     /// Takes the next frame; returns the pictures that can be coded now, in decode order.
@@ -106,7 +119,9 @@ struct H264ReferencePlanner: Sendable {
         let isReference = kind != .b
         let poc = 2 * (displayIndex - lastIDRDisplayIndex)
         let used = Set(dpb.map(\.slot))
-        let slot = (0..<slotCount).first { !used.contains($0) }!
+        let slot = (0..<slotCount).filter { !used.contains($0) }.min { lastWritten[$0] < lastWritten[$1] }!
+        lastWritten[slot] = picturesCoded
+        picturesCoded += 1
 
         // FrameNumWrap (8.2.4.1): references coded before a frame_num wrap count as negative.
         func wrapped(_ ref: ReferencePicture) -> Int {

@@ -117,6 +117,8 @@ public final class Recorder: @unchecked Sendable {
             self.session = session
             encoderName = session.encoderName
             try session.prepare()
+            // The session that opened (auto may have given way to x264).
+            encoderName = session.encoderName
             resolved = session.resolvedSettings
             let writer = try makeWriter()
             self.writer = writer

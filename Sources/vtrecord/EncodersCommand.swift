@@ -36,7 +36,7 @@ struct Encoders: ParsableCommand {
                 for profile in device.profiles {
                     for entry in profile.entrypoints {
                         let headers = entry.packedHeaderNames.isEmpty ? "none" : entry.packedHeaderNames.joined(separator: ", ")
-                        print("  \(profile.name.rawValue) \(entry.kind.rawValue): rate control \(entry.rateControlModes.joined(separator: ", ")); packed headers \(headers); references L0 \(entry.maxReferencesL0), L1 \(entry.maxReferencesL1); slices \(entry.maxSlices); quality levels \(entry.qualityLevels)")
+                        print("  \(profile.name.rawValue) \(entry.kind.rawValue): rate control \(entry.rateControlModes.map(\.rawValue).joined(separator: ", ")); packed headers \(headers); references L0 \(entry.maxReferencesL0), L1 \(entry.maxReferencesL1); slices \(entry.maxSlices); quality levels \(entry.qualityLevels)" + (entry.maxWidth.map { w in "; up to \(w)x\(entry.maxHeight ?? w)" } ?? ""))
                     }
                 }
             }
@@ -53,26 +53,27 @@ struct EncoderJSON: Encodable {
 
     init(_ encoder: AvailableEncoder) { self.encoder = encoder }
 
-    enum CodingKeys: String, CodingKey { case name, kind, build, device, error }
+    enum CodingKeys: String, CodingKey { case name, kind, build, device, error, vendor, apiVersion = "va_api_version", profiles }
 
     func encode(to coder: any Encoder) throws {
+        var c = coder.container(keyedBy: CodingKeys.self)
         switch encoder {
         case .x264(let build):
-            var c = coder.container(keyedBy: CodingKeys.self)
             try c.encode("x264", forKey: .name)
             try c.encode("software", forKey: .kind)
             try c.encode(build, forKey: .build)
         case .unusableDevice(let path, let reason):
-            var c = coder.container(keyedBy: CodingKeys.self)
             try c.encode("vaapi", forKey: .name)
             try c.encode("hardware", forKey: .kind)
             try c.encode(path, forKey: .device)
             try c.encode(reason, forKey: .error)
         case .vaapi(let capabilities):
-            try capabilities.encode(to: coder)
-            var c = coder.container(keyedBy: CodingKeys.self)
             try c.encode("vaapi", forKey: .name)
             try c.encode("hardware", forKey: .kind)
+            try c.encode(capabilities.device, forKey: .device)
+            try c.encode(capabilities.vendor, forKey: .vendor)
+            try c.encode(capabilities.apiVersion, forKey: .apiVersion)
+            try c.encode(capabilities.profiles, forKey: .profiles)
         }
     }
 }

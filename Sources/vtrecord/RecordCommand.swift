@@ -215,7 +215,8 @@ extension VTRecord {
         settings.fullRange = format.fullRange
         let realTime = settings.realTime ?? format.isLive
 
-        let selection = try EncoderSelection.select(encoder.encoder, vaDevice: encoder.vaDevice, settings: settings)
+        let selection = try EncoderSelection.select(encoder.encoder, vaDevice: encoder.vaDevice, settings: settings,
+                                                    width: format.width, height: format.height)
         if !output.quiet {
             for notice in selection.notices { logger.notice("\(notice)") }
         }
@@ -239,7 +240,9 @@ extension VTRecord {
             progress: progress,
             makeSession: { handler in
                 try selection.makeSession(width: format.width, height: format.height, pixelFormat: format.pixelFormat,
-                                          settings: settings, output: handler)
+                                          settings: settings,
+                                          notice: { [quiet = output.quiet] text in if !quiet { logger.notice("\(text)") } },
+                                          output: handler)
             },
             makeWriter: { [overwrite = output.overwrite] in
                 try AnnexBWriter(path: outputPath, overwrite: overwrite)

@@ -75,6 +75,9 @@
 //                                  buffer overflows, objects still alive at vaTerminate, and the
 //                                  violations. "%p" in the path becomes the process id.
 //   FAKE_VA_TRACE=1                Log each call to stderr.
+//   FAKE_VA_FAIL=call,…            These calls fail every time with VA_STATUS_ERROR_OPERATION_FAILED,
+//                                  as when the hardware refuses (a size, a busy engine): any of
+//                                  vaCreateContext, vaPutImage, vaEndPicture.
 //
 // Not emulated: interlaced and MBAFF coding, POC type 1, long-term references and memory
 // management control operations, weighted prediction, slice groups, 10-bit and 4:2:2, external

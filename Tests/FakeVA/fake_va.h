@@ -40,7 +40,10 @@ struct fva_knobs {
     size_t coded_limit;             // 0: the coded buffer's own size
     char report[PATH_MAX];
     bool trace;
+    uint32_t fail;                  // FVA_FAIL_* bits: calls that fail every time
 };
+
+enum { FVA_FAIL_CREATE_CONTEXT = 1, FVA_FAIL_PUT_IMAGE = 2, FVA_FAIL_END_PICTURE = 4 };
 
 void fva_read_knobs(struct fva_knobs *knobs);
 

@@ -230,7 +230,9 @@ VAStatus fva_PutImage(VADriverContextP ctx, VASurfaceID surface_id, VAImageID im
     struct fva_surface *surface = fva_table_get(&driver->surfaces, surface_id);
     struct fva_image *image = fva_table_get(&driver->images, image_id);
     VAStatus status = VA_STATUS_SUCCESS;
-    if (surface == NULL) {
+    if (fva_knobs.fail & FVA_FAIL_PUT_IMAGE) {
+        status = VA_STATUS_ERROR_OPERATION_FAILED;
+    } else if (surface == NULL) {
         status = VA_STATUS_ERROR_INVALID_SURFACE;
     } else if (image == NULL) {
         status = VA_STATUS_ERROR_INVALID_IMAGE;

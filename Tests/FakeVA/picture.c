@@ -15,7 +15,9 @@ VAStatus fva_CreateContext(VADriverContextP ctx, VAConfigID config_id, int width
     struct fva_driver *driver = fva_driver(ctx);
     struct fva_config *config = fva_table_get(&driver->configs, config_id);
     VAStatus status = VA_STATUS_SUCCESS;
-    if (config == NULL) {
+    if (fva_knobs.fail & FVA_FAIL_CREATE_CONTEXT) {
+        status = VA_STATUS_ERROR_OPERATION_FAILED;
+    } else if (config == NULL) {
         status = VA_STATUS_ERROR_INVALID_CONFIG;
     } else if (width <= 0 || height <= 0 || width > 4096 || height > 4096) {
         status = VA_STATUS_ERROR_RESOLUTION_NOT_SUPPORTED;
@@ -324,9 +326,9 @@ VAStatus fva_EndPicture(VADriverContextP ctx, VAContextID context_id) {
     fva_trace("vaEndPicture(%#x)", context_id);
     struct fva_driver *driver = fva_driver(ctx);
     struct fva_context *context = fva_table_get(&driver->contexts, context_id);
-    if (context == NULL) {
+    if (context == NULL || (fva_knobs.fail & FVA_FAIL_END_PICTURE)) {
         fva_unlock();
-        return VA_STATUS_ERROR_INVALID_CONTEXT;
+        return context == NULL ? VA_STATUS_ERROR_INVALID_CONTEXT : VA_STATUS_ERROR_OPERATION_FAILED;
     }
     VAStatus status = VA_STATUS_SUCCESS;
     fva_stats.config = context->config;

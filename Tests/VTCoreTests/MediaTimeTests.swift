@@ -70,3 +70,23 @@ import VTCore
         #expect(formatDecimalQuantity(999) == "999")
     }
 }
+
+@Suite struct FrameRateApproximationTests {
+    @Test func ratesThatFitAreKept() {
+        let ntsc = FrameRate(numerator: 30000, denominator: 1001)!
+        #expect(ntsc.approximated(limit: 65535) == ntsc)
+    }
+
+    @Test(arguments: [(1_000_000, 33333), (999_999, 1_000_000), (120_000, 1001), (1_000_000, 1)])
+    func wideFractionsBecomeTheClosestThatFits(_ numerator: Int, _ denominator: Int) throws {
+        let rate = try #require(FrameRate(numerator: numerator, denominator: denominator))
+        let near = rate.approximated(limit: 65535)
+        #expect(near.numerator <= 65535 && near.denominator <= 65535)
+        // No fraction with terms that fit is closer (brute force over every denominator).
+        let best = (1...65535).map { d -> Double in
+            let n = max(1, min(65535, Int((rate.framesPerSecond * Double(d)).rounded())))
+            return abs(Double(n) / Double(d) - rate.framesPerSecond)
+        }.min()!
+        #expect(abs(near.framesPerSecond - rate.framesPerSecond) <= best * (1 + 1e-12))
+    }
+}

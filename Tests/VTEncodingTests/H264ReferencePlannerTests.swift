@@ -88,6 +88,45 @@ import VTCore
             #expect(picture.list0.first == newest)
         }
     }
+
+    @Test func aKeyFrameForcedWhileBPicturesWaitEndsTheirRunWithAP() {
+        var planner = H264ReferencePlanner(keyInterval: 100, bFrames: 2)
+        let pictures = plan(&planner, frames: 8, forced: [5])
+        // 0 IDR; 1 2 wait for 3 (P); 4 waits; 5 is forced: 4 becomes P, then IDR 5; 6 7 end with P7.
+        #expect(pictures.map(\.displayIndex) == [0, 3, 1, 2, 4, 5, 7, 6])
+        #expect(pictures.map(\.kind) == [.idr, .p, .b, .b, .p, .idr, .p, .b])
+        #expect(pictures[5].references.isEmpty && pictures[5].frameNum == 0 && pictures[5].pictureOrderCount == 0)
+        #expect(pictures[7].list0.map(\.pictureOrderCount) == [0] && pictures[7].list1.map(\.pictureOrderCount) == [4])
+    }
+
+    @Test func spareSlotsAreUsedLeastRecentlyWrittenFirst() {
+        // One reference, one current, two spares: a surface comes back only after three others.
+        var planner = H264ReferencePlanner(keyInterval: 100, bFrames: 0, extraSlots: 2)
+        let pictures = plan(&planner, frames: 9)
+        #expect(pictures.map(\.slot) == [0, 1, 2, 3, 0, 1, 2, 3, 0])
+        // A picture never writes a surface that the previous two pictures wrote or read.
+        for (index, picture) in pictures.enumerated() {
+            for earlier in pictures[max(0, index - 2)..<index] {
+                #expect(!earlier.touches(slot: picture.slot))
+            }
+        }
+    }
+
+    @Test func decodeTimesNeverPassPresentationTimes() {
+        // Frames arriving unevenly (a gap after frame 1), coded I0 P2 B1 P3 with B-frames.
+        let arrivals = [0, 33, 100, 133].map { MediaTime(value: Int64($0), timescale: 1000) }
+        var times = DecodeTimes(reordering: true, frameDuration: MediaTime(value: 1, timescale: 30))
+        for time in arrivals { times.arrived(time) }
+        let decodeOrder = [0, 2, 1, 3]
+        let dts = decodeOrder.map { _ in times.next() }
+        for (position, display) in decodeOrder.enumerated() {
+            #expect(dts[position] <= arrivals[display], "picture \(display): dts \(dts[position]) > pts \(arrivals[display])")
+        }
+        #expect(zip(dts, dts.dropFirst()).allSatisfy { $0 < $1 })
+        var plain = DecodeTimes(reordering: false, frameDuration: MediaTime(value: 1, timescale: 30))
+        for time in arrivals { plain.arrived(time) }
+        #expect(arrivals.map { _ in plain.next() } == arrivals)
+    }
 }
 
 extension PlannedPicture.Kind: CustomTestStringConvertible {

@@ -123,4 +123,46 @@ import VTCore
         #expect(level(3840, 2160) == "5.1")
         #expect(level(176, 144) == "1.1")
     }
+
+    @Test func aBaselineOnlyDeviceCodesWithoutBFramesOrCABACAndSaysSo() throws {
+        var settings = EncoderSettings()
+        settings.bFrames = 2
+        settings.entropy = .cabac
+        let plan = try VAAPIPlan(capabilities: device([.baseline: [entry()]]), settings: settings)
+        #expect(plan.profile == .baseline && plan.bFrames == 0 && plan.entropy == .cavlc)
+        #expect(plan.notices.count == 1)
+    }
+
+    @Test func icqQualityStaysInTheRangeVAAllowsAndACapIsRefused() throws {
+        let icq = device([.high: [entry(modes: VA_RC_CQP | VA_RC_ICQ)]])
+        var settings = EncoderSettings()
+        settings.crf = 0
+        #expect(try VAAPIPlan(capabilities: icq, settings: settings).quality == 1)
+        settings.crf = 20
+        settings.maxBitRate = 4_000_000
+        #expect(throws: VAAPIUnusable.self) { try VAAPIPlan(capabilities: icq, settings: settings) }
+    }
+
+    @Test func averageBitRateAloneIsVBRWithTwiceThePeakAsFFmpegSends() throws {
+        var settings = EncoderSettings()
+        settings.bitRate = 1_000_000
+        let plan = try VAAPIPlan(capabilities: everything, settings: settings)
+        #expect(plan.rateControl == .vbr)
+        #expect(plan.peakBitRate == 2_000_000 && plan.targetBitRate == 1_000_000 && plan.bufferBits == 1_000_000)
+        settings.rateControl = .cbr
+        let cbr = try VAAPIPlan(capabilities: everything, settings: settings)
+        #expect(cbr.peakBitRate == 1_000_000 && cbr.bufferBits == 1_000_000)
+    }
+
+    @Test func aPictureLargerThanTheDeviceEncodesIsRefused() {
+        var big = entry()
+        big.maxWidth = 4096
+        big.maxHeight = 2304
+        #expect(throws: VAAPIUnusable.self) {
+            try VAAPIPlan(capabilities: device([.high: [big]]), settings: EncoderSettings(), width: 4160, height: 2160)
+        }
+        #expect(throws: Never.self) {
+            try VAAPIPlan(capabilities: device([.high: [big]]), settings: EncoderSettings(), width: 3840, height: 2160)
+        }
+    }
 }

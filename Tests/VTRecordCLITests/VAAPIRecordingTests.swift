@@ -184,6 +184,7 @@ import VTTestSupport
         (["--rate-control", "cbr", "--bitrate", "2M"], ["-b:v", "2M", "-maxrate", "2M", "-bufsize", "2M"]),
         (["--rate-control", "vbr", "--bitrate", "1M", "--max-bitrate", "2M", "--bufsize", "500k"],
          ["-b:v", "1M", "-maxrate", "2M", "-bufsize", "4M"]),
+        (["--bitrate", "1M"], ["-b:v", "1M"]),
     ])
     func rateControlEqualsWhatFFmpegSends(_ ours: [String], _ theirs: [String]) throws {
         let media = try Media.shared.get()
@@ -298,5 +299,85 @@ import VTTestSupport
         let text = try Tools.run(Tools.vtrecord, ["encoders", "--va-device", va.devicePath], environment: try va.environment())
         #expect(text.stdoutText.contains("vaapi /dev/null: Example driver"), "\(text.stdoutText)")
         #expect(text.stdoutText.contains("high EncSliceLP: rate control cqp, cbr"), "\(text.stdoutText)")
+    }
+
+    /// Sizes that are not whole macroblocks: input surfaces of the picture's size, cropping in
+    /// the SPS, through both upload paths.
+    @Test(arguments: [[], [FakeVADevice.Knob.noDerive]])
+    func aSizeThatIsNotWholeMacroblocksDecodesBitExact(_ knobs: [FakeVADevice.Knob]) throws {
+        let va = try FakeVADevice(knobs: knobs)
+        let pattern = ["--test-pattern", "--size", "1366x768", "--frames", "20", "--quiet"]
+        let lossless = va.file("qp0.h264")
+        let x264 = try Tools.vtrecord(pattern + ["--encoder", "x264", "--qp", "0", "--speed", "ultrafast", "-o", lossless])
+        #expect(x264.status == 0, "\(x264.stderr)")
+        let (r, json) = try Self.record(va, pattern + ["--keyint", "8"])
+        #expect(r.status == 0, "\(r.stderr)")
+        try Self.expectExact(va.file("out.h264"), try Tools.frameMD5s(lossless), keyint: 8, summary: json)
+        #expect(try va.report().violations.isEmpty)
+    }
+
+    /// A GOP longer than MaxFrameNum (16) and than MaxPicOrderCntLsb allows before wrapping.
+    @Test(arguments: [0, 1, 3])
+    func frameNumAndPictureOrderCountWrapInALongGOP(_ bFrames: Int) throws {
+        let media = try Media.shared.get()
+        let va = try FakeVADevice()
+        let (r, json) = try Self.record(va, ["--input", media.clip, "--keyint", "90", "--bframes", "\(bFrames)", "--quiet"])
+        #expect(r.status == 0, "\(r.stderr)")
+        try Self.expectExact(va.file("out.h264"), media.clipMD5s, keyint: 90, summary: json)
+        let report = try va.report()
+        #expect(report.violations.isEmpty)
+        #expect((report.bSlices > 0) == (bFrames > 0))
+    }
+
+    /// A driver call failing mid-stream ends the run with exit 4 and one line; what was written
+    /// stays decodable.
+    @Test(arguments: [("vaPutImage", [FakeVADevice.Knob.noDerive]), ("vaEndPicture", [])])
+    func aFailingDriverCallIsAnEncoderErrorInOneLine(_ call: String, _ knobs: [FakeVADevice.Knob]) throws {
+        let va = try FakeVADevice(knobs: knobs + [.failing([call])])
+        let (r, _) = try Self.record(va, ["--test-pattern", "--size", "320x240", "--frames", "10", "--quiet"])
+        #expect(r.status == 4)
+        let lines = r.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(r.stderr)")
+        #expect(lines.first?.hasPrefix("vtrecord: error: vaapi failed to encode frame 0: \(call) failed") == true, "\(r.stderr)")
+        #expect(try va.report().liveObjects?.none == true)
+    }
+
+    @Test func autoFallsBackToX264WhenTheHardwareSessionCannotOpen() throws {
+        let va = try FakeVADevice(knobs: [.failing(["vaCreateContext"])])
+        let (r, json) = try Self.record(va, ["--test-pattern", "--size", "320x240", "--frames", "5", "--encoder", "auto"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("encoding with VA-API on /dev/null"), "\(r.stderr)")
+        #expect(r.stderr.contains("encoding with x264: vaapi could not open the encoder: vaCreateContext failed"), "\(r.stderr)")
+        #expect(json["encoder"] as? String == "x264")
+        #expect(try Tools.frameMD5s(va.file("out.h264")).count == 5)
+
+        let strict = try FakeVADevice(knobs: [.failing(["vaCreateContext"])])
+        let out = strict.file("never.h264")
+        let (refused, _) = try Self.record(strict, ["--test-pattern", "--size", "320x240", "--frames", "5"], output: out)
+        #expect(refused.status == 4)
+        #expect(refused.stderr.contains("vaCreateContext failed"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+        #expect(try strict.report().liveObjects?.none == true)
+    }
+
+    @Test func aPictureLargerThanTheDeviceTakesX264WithAuto() throws {
+        let va = try FakeVADevice()
+        let (r, json) = try Self.record(va, ["--test-pattern", "--size", "4160x2176", "--frames", "2", "--encoder", "auto",
+                                             "--speed", "ultrafast"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("encoding with x264: 4160x2176 is larger than /dev/null encodes (at most 4096x4096)"),
+                "\(r.stderr)")
+        #expect(json["encoder"] as? String == "x264")
+    }
+
+    @Test func aDeviceWithOnlyConstrainedBaselineCodesIPPPWithANotice() throws {
+        let media = try Media.shared.get()
+        let va = try FakeVADevice(knobs: [.profiles([.constrainedBaseline])])
+        let (r, json) = try Self.record(va, ["--input", media.clip, "--frames", "30", "--bframes", "2", "--entropy", "cabac",
+                                             "--keyint", "30"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("encodes only Constrained Baseline"), "\(r.stderr)")
+        try Self.expectExact(va.file("out.h264"), Array(media.clipMD5s.prefix(30)), keyint: 30, summary: json)
+        #expect(try va.report().bSlices == 0)
     }
 }

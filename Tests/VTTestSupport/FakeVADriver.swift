@@ -47,6 +47,8 @@ public final class FakeVADevice: Sendable {
         case codedBufferLimit(bytes: Int)
         /// Every call is logged to stderr.
         case trace
+        /// These calls (vaCreateContext, vaPutImage, vaEndPicture) fail every time.
+        case failing([String])
 
         var variable: (name: String, value: String) {
             func list<T: RawRepresentable<String>>(_ items: [T]) -> String {
@@ -65,6 +67,7 @@ public final class FakeVADevice: Sendable {
             case .maxSlices(let count): ("FAKE_VA_MAX_SLICES", "\(count)")
             case .codedBufferLimit(let bytes): ("FAKE_VA_CODED_LIMIT", "\(bytes)")
             case .trace: ("FAKE_VA_TRACE", "1")
+            case .failing(let calls): ("FAKE_VA_FAIL", calls.joined(separator: ","))
             }
         }
     }

@@ -3,7 +3,7 @@ import VTCore
 
 /// What one VA-API device offers for H.264 encoding: per profile, the encode entrypoints and
 /// their attributes. `vtrecord encoders` prints it; `VAAPIPlan` decides from it.
-public struct VAAPICapabilities: Sendable, Encodable {
+public struct VAAPICapabilities: Sendable {
     /// The two encode entrypoints: the full one, and the low-power one some Intel parts
     /// (Arc, Meteor Lake) offer alone.
     public enum EntrypointKind: String, Sendable, Encodable {
@@ -38,10 +38,13 @@ public struct VAAPICapabilities: Sendable, Encodable {
         public var maxSlices: Int
         /// VAConfigAttribEncQualityRange: levels 1 (best) … n (fastest); 0 when not offered.
         public var qualityLevels: Int
+        /// The largest picture the entrypoint encodes; nil when the driver does not say.
+        public var maxWidth: Int?
+        public var maxHeight: Int?
 
-        /// The rate-control modes by their vtrecord names.
-        public var rateControlModes: [String] {
-            RateControlMode.allCases.filter { rateControl & $0.vaBit != 0 }.map(\.rawValue)
+        /// The rate-control modes vtrecord uses that the entrypoint offers.
+        public var rateControlModes: [RateControlMode] {
+            RateControlMode.allCases.filter { rateControl & $0.vaBit != 0 }
         }
 
         public var packedHeaderNames: [String] {
@@ -54,18 +57,20 @@ public struct VAAPICapabilities: Sendable, Encodable {
         enum CodingKeys: String, CodingKey {
             case kind = "entrypoint", rateControlModes = "rate_control", packedHeaderNames = "packed_headers"
             case maxReferencesL0 = "max_refs_l0", maxReferencesL1 = "max_refs_l1", maxSlices = "max_slices"
-            case qualityLevels = "quality_levels"
+            case qualityLevels = "quality_levels", maxWidth = "max_width", maxHeight = "max_height"
         }
 
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
             try c.encode(kind, forKey: .kind)
-            try c.encode(rateControlModes, forKey: .rateControlModes)
+            try c.encode(rateControlModes.map(\.rawValue), forKey: .rateControlModes)
             try c.encode(packedHeaderNames, forKey: .packedHeaderNames)
             try c.encode(maxReferencesL0, forKey: .maxReferencesL0)
             try c.encode(maxReferencesL1, forKey: .maxReferencesL1)
             try c.encode(maxSlices, forKey: .maxSlices)
             try c.encode(qualityLevels, forKey: .qualityLevels)
+            try c.encode(maxWidth, forKey: .maxWidth)
+            try c.encode(maxHeight, forKey: .maxHeight)
         }
     }
 
@@ -106,8 +111,6 @@ public struct VAAPICapabilities: Sendable, Encodable {
     public var apiVersion: String
     /// Only profiles with at least one encode entrypoint.
     public var profiles: [Profile]
-
-    enum CodingKeys: String, CodingKey { case device, vendor, apiVersion = "va_api_version", profiles }
 
     public var offersEncoding: Bool { !profiles.isEmpty }
 

@@ -20,20 +20,26 @@ struct VAAPIHeaders: Sendable {
         case .high: (profileIdc, constraints) = (100, 0)
         }
         let level: Int
+        var constraintFlags = constraints
         if let name = settings.level, name != "auto", let idc = EncoderSettings.levelIDC(name) {
-            level = idc
+            // Level 1b: level_idc 9 in the High profiles, 11 with constraint_set3 below them.
+            if idc == 9 && plan.profile != .high {
+                level = 11
+                constraintFlags |= 0x10
+            } else {
+                level = idc
+            }
         } else {
             level = H264Level.minimum(width: width, height: height, frameRate: settings.frameRate,
                                       referenceFrames: planner.maxReferences,
-                                      peakBitRate: plan.rateControl == .cqp || plan.rateControl == .icq ? nil
-                                          : settings.effectiveMaxBitRate ?? settings.bitRate,
+                                      peakBitRate: plan.peakBitRate > 0 ? plan.peakBitRate : nil,
                                       highProfile: plan.profile == .high).idc
         }
         // POC steps by 2 a frame; the lsb must span more than twice the largest jump between
         // consecutive pictures in decode order (a P coded ahead of its B-pictures).
         var log2MaxPocLsb = 6
         while 1 << (log2MaxPocLsb - 1) <= 2 * (plan.bFrames + 2) { log2MaxPocLsb += 1 }
-        var sps = SequenceParameterSet(profileIdc: profileIdc, constraintFlags: constraints, levelIdc: level,
+        var sps = SequenceParameterSet(profileIdc: profileIdc, constraintFlags: constraintFlags, levelIdc: level,
                                        width: width, height: height, maxNumRefFrames: planner.maxReferences,
                                        pictureOrderCount: .type0(log2MaxPicOrderCntLsb: log2MaxPocLsb),
                                        log2MaxFrameNum: planner.log2MaxFrameNum)

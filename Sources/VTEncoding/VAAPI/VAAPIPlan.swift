@@ -20,8 +20,14 @@ public struct VAAPIPlan: Sendable {
     public var rateControl: VAAPICapabilities.RateControlMode
     /// The constant quantiser of P-pictures in CQP mode (I: 3 less; B: 2 more, as x264's --qp).
     public var qp: Int
-    /// ICQ quality factor (`--crf`).
+    /// ICQ quality factor (`--crf`), 1 to 51.
     public var quality: Int
+    /// CBR and VBR: the peak rate (VBV maximum) and the average, in bit/s, and the HRD buffer
+    /// in bits. `--bitrate` alone (abr) is VBR with the peak at twice the average and one second
+    /// of the average as buffer, as ffmpeg's h264_vaapi does; 0 in the other modes.
+    public var peakBitRate: Int64 = 0
+    public var targetBitRate: Int64 = 0
+    public var bufferBits: Int64 = 0
     /// The packed headers this session writes (VA_ENC_PACKED_HEADER_* bits); the driver
     /// writes the rest itself.
     public var packedHeaders: UInt32
@@ -41,7 +47,9 @@ public struct VAAPIPlan: Sendable {
     static let speeds = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow",
                          "slower", "veryslow", "placebo"]
 
-    public init(capabilities: VAAPICapabilities, settings: EncoderSettings) throws(VAAPIUnusable) {
+    /// The plan for pictures of `width`×`height` (nil: not checked against the device's limits).
+    public init(capabilities: VAAPICapabilities, settings: EncoderSettings,
+                width: Int? = nil, height: Int? = nil) throws(VAAPIUnusable) {
         let device = capabilities.device
         guard capabilities.offersEncoding else {
             throw VAAPIUnusable("\(device) (\(capabilities.vendor)) has no H.264 encode entrypoint")
@@ -62,6 +70,10 @@ public struct VAAPIPlan: Sendable {
                 ?? chosen.entrypoints.first(where: { $0.kind == .encSliceLP }) else {
             throw VAAPIUnusable("\(device) has no H.264 encode entrypoint for --profile \(chosen.name.rawValue)")
         }
+        if let width, let height, let maxWidth = entry.maxWidth, let maxHeight = entry.maxHeight,
+           width > maxWidth || height > maxHeight {
+            throw VAAPIUnusable("\(width)x\(height) is larger than \(device) encodes (at most \(maxWidth)x\(maxHeight))")
+        }
         guard entry.yuv420 else {
             throw VAAPIUnusable("\(device) cannot encode 4:2:0 pictures with --profile \(chosen.name.rawValue)")
         }
@@ -73,8 +85,11 @@ public struct VAAPIPlan: Sendable {
         case .cbr: mode = .cbr
         case .vbr, .abr: mode = .vbr
         }
+        if mode == .icq, settings.maxBitRate != nil {
+            throw VAAPIUnusable("--crf with --max-bitrate (capped quality) has no VA-API equivalent here: drop --max-bitrate, or use --rate-control vbr")
+        }
         guard entry.rateControl & mode.vaBit != 0 else {
-            let offered = entry.rateControlModes.map { VAAPICapabilities.RateControlMode(rawValue: $0)!.optionName }
+            let offered = entry.rateControlModes.map(\.optionName)
             throw VAAPIUnusable("--rate-control \(mode.optionName) is not offered by \(device) (\(capabilities.vendor)): it offers \(offered.joined(separator: ", "))")
         }
         guard entry.maxReferencesL0 >= 1 else {
@@ -84,6 +99,13 @@ public struct VAAPIPlan: Sendable {
         var notices: [String] = []
         let requestedB = settings.bFrames ?? (chosen.name == .baseline || settings.tune == "zerolatency" ? 0 : 2)
         var bFrames = requestedB
+        if chosen.name == .baseline && settings.profile == nil {
+            // Constrained Baseline is all this device has: no B-frames, no CABAC.
+            if requestedB > 0 || settings.entropy == .cabac {
+                notices.append("\(device) encodes only Constrained Baseline: coding without B-frames and with CAVLC")
+            }
+            bFrames = 0
+        }
         if bFrames > 0 && entry.maxReferencesL1 == 0 {
             bFrames = 0
             if settings.bFrames != nil {
@@ -113,7 +135,21 @@ public struct VAAPIPlan: Sendable {
         self.entrypoint = entry.kind
         self.rateControl = mode
         self.qp = settings.qp ?? Self.defaultQP
-        self.quality = Int((settings.crf ?? EncoderSettings.defaultCRF).rounded())
+        self.quality = min(51, max(1, Int((settings.crf ?? EncoderSettings.defaultCRF).rounded())))
+        if let average = settings.bitRate, mode == .cbr || mode == .vbr {
+            switch settings.effectiveRateControl {
+            case .cbr:
+                (peakBitRate, targetBitRate) = (average, average)
+                bufferBits = (settings.bufferSize ?? average / 8) * 8
+            case .abr:
+                (peakBitRate, targetBitRate) = (2 * average, average)
+                bufferBits = average
+            default:
+                let peak = settings.maxBitRate ?? average
+                (peakBitRate, targetBitRate) = (peak, average)
+                bufferBits = (settings.bufferSize ?? peak / 8) * 8
+            }
+        }
         self.packedHeaders = packed
         self.bFrames = bFrames
         self.entropy = chosen.name == .baseline ? .cavlc : (settings.entropy ?? .cabac)

@@ -10,6 +10,13 @@ public struct VAAPICallError: Error, Sendable, CustomStringConvertible {
     public var description: String { "\(call) failed: \(String(cString: vaErrorStr(status)))" }
 }
 
+/// Something VA-API could not do, said in one line.
+struct VAAPIFailure: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) { self.description = description }
+}
+
 /// Checks a libva status.
 func vaCheck(_ status: VAStatus, _ call: @autoclosure () -> String) throws(VAAPICallError) {
     guard status == VA_STATUS_SUCCESS else { throw VAAPICallError(call: call(), status: status) }
@@ -23,19 +30,14 @@ final class VADevice {
     let apiVersion: String
     private let fd: Int32
 
-    /// Why a node could not be opened as a VA-API display.
-    struct OpenError: Error, CustomStringConvertible {
-        let description: String
-    }
-
-    init(path: String) throws(OpenError) {
+    init(path: String) throws(VAAPIFailure) {
         let fd = open(path, O_RDWR | O_CLOEXEC)
         guard fd >= 0 else {
-            throw OpenError(description: "cannot open \(path): \(String(cString: strerror(errno)))")
+            throw VAAPIFailure( "cannot open \(path): \(String(cString: strerror(errno)))")
         }
         guard let display = vaGetDisplayDRM(fd) else {
             close(fd)
-            throw OpenError(description: "\(path) is not a DRM render node")
+            throw VAAPIFailure( "\(path) is not a DRM render node")
         }
         // libva announces its version and driver on the info channel: keep that quiet. Its
         // error channel stays on standard error.
@@ -46,7 +48,7 @@ final class VADevice {
         guard status == VA_STATUS_SUCCESS else {
             _ = vaTerminate(display)
             close(fd)
-            throw OpenError(description: "no VA-API driver works with \(path): \(String(cString: vaErrorStr(status)))")
+            throw VAAPIFailure( "no VA-API driver works with \(path): \(String(cString: vaErrorStr(status)))")
         }
         self.path = path
         self.fd = fd
@@ -98,7 +100,8 @@ final class VADevice {
     private func encodeAttributes(profile: VAProfile, entrypoint: VAAPICapabilities.EntrypointKind)
         -> VAAPICapabilities.Entrypoint {
         let types = [VAConfigAttribRTFormat, VAConfigAttribRateControl, VAConfigAttribEncPackedHeaders,
-                     VAConfigAttribEncMaxRefFrames, VAConfigAttribEncMaxSlices, VAConfigAttribEncQualityRange]
+                     VAConfigAttribEncMaxRefFrames, VAConfigAttribEncMaxSlices, VAConfigAttribEncQualityRange,
+                     VAConfigAttribMaxPictureWidth, VAConfigAttribMaxPictureHeight]
         var attributes = types.map { VAConfigAttrib(type: $0, value: 0) }
         if vaGetConfigAttributes(display, profile, entrypoint.vaEntrypoint, &attributes, Int32(attributes.count))
             != VA_STATUS_SUCCESS {
@@ -117,7 +120,9 @@ final class VADevice {
             maxReferencesL0: Int(refs & 0xFFFF),
             maxReferencesL1: Int(refs >> 16),
             maxSlices: Int(value(VAConfigAttribEncMaxSlices) ?? 1),
-            qualityLevels: Int(value(VAConfigAttribEncQualityRange) ?? 0))
+            qualityLevels: Int(value(VAConfigAttribEncQualityRange) ?? 0),
+            maxWidth: value(VAConfigAttribMaxPictureWidth).map(Int.init),
+            maxHeight: value(VAConfigAttribMaxPictureHeight).map(Int.init))
     }
 }
 
