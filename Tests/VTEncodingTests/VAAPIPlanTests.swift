@@ -122,6 +122,11 @@ import VTCore
         #expect(level(1920, 1080, peak: 30_000_000) == "4.1")
         #expect(level(3840, 2160) == "5.1")
         #expect(level(176, 144) == "1.1")
+        // High allows 1.25 times the bit rate; the decoded picture buffer limits references.
+        #expect(level(1920, 1080, peak: 25_000_000) == "4.1")
+        #expect(H264Level.minimum(width: 1920, height: 1080, frameRate: rate, referenceFrames: 1, peakBitRate: 25_000_000,
+                                  highProfile: true).name == "4")
+        #expect(level(1920, 1080, refs: 5) == "5")
     }
 
     @Test func aBaselineOnlyDeviceCodesWithoutBFramesOrCABACAndSaysSo() throws {
