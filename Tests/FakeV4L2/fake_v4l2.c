@@ -71,6 +71,10 @@
 //                                  META_CAPTURE without VIDEO_CAPTURE, video ioctls fail.
 //   FAKE_V4L2_JPEG_SUBSAMPLING=422 Chroma subsampling of MJPEG frames: 422 (default) or 420.
 //   FAKE_V4L2_JPEG_QUALITY=85      libjpeg quality of MJPEG frames.
+//   FAKE_V4L2_NOISE=A              Luma carries sensor-like noise of up to ±A (1…64) that
+//                                  differs in every frame, as a real camera's does in dim
+//                                  light: pictures an encoder cannot code cheaply. The frame
+//                                  code stays clean.
 //   FAKE_V4L2_REPORT=path          At exit, a process that tried to open the camera writes
 //                                  key=value lines describing what it left behind:
 //                                  open_handles, mapped_buffers, streaming, buffers_queued

@@ -60,6 +60,7 @@ struct fv_config {
     bool not_capture;
     int jpeg_subsampling;           // TJSAMP_422 or TJSAMP_420
     int jpeg_quality;
+    uint32_t noise;                 // 0: clean pictures
     bool trace;
     char report[PATH_MAX];
     char lock_file[PATH_MAX];

@@ -163,6 +163,25 @@ static void draw_code(uint32_t width, uint32_t number) {
     }
 }
 
+// Noise over the whole luma plane, a fresh pseudo-random pattern for every sequence number
+// (xorshift64*, one draw per eight pixels).
+static void add_noise(uint32_t sequence, uint32_t amplitude) {
+    size_t luma = (size_t)canvas.width * canvas.height;
+    uint64_t state = 0x9E3779B97F4A7C15ull ^ ((uint64_t)sequence * 0xD1B54A32D192ED03ull);
+    if (state == 0) state = 1;
+    unsigned span = 2 * amplitude + 1;
+    for (size_t i = 0; i < luma; i += 8) {
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        uint64_t bits = state * 0x2545F4914F6CDD1Dull;
+        for (size_t k = 0; k < 8 && i + k < luma; k++, bits >>= 8) {
+            int value = canvas.y[i + k] + (int)((bits & 0xFF) % span) - (int)amplitude;
+            canvas.y[i + k] = (uint8_t)(value < 16 ? 16 : value > 235 ? 235 : value);
+        }
+    }
+}
+
 static void paint_i420(uint32_t sequence) {
     uint32_t width = canvas.width, height = canvas.height;
     size_t pan_x = (size_t)(sequence * 4u) % PERIOD, pan_y = (size_t)(sequence * 2u) % PERIOD;
@@ -175,6 +194,7 @@ static void paint_i420(uint32_t sequence) {
         memcpy(canvas.u + (size_t)row * (width / 2), canvas.strip_u + from, width / 2);
         memcpy(canvas.v + (size_t)row * (width / 2), canvas.strip_v + from, width / 2);
     }
+    if (fv.config.noise > 0) add_noise(sequence, fv.config.noise);
     draw_code(width, sequence);
 }
 

@@ -42,6 +42,8 @@ public final class FakeCamera: Sendable {
         case notCapture
         case jpegSubsampling(Int)
         case jpegQuality(Int)
+        /// Luma noise of up to ±amplitude, new in every frame: pictures that are costly to encode.
+        case noise(amplitude: Int)
         /// Every call on the device, and each control value set, is logged to standard error.
         case trace
 
@@ -63,6 +65,7 @@ public final class FakeCamera: Sendable {
             case .notCapture: ("FAKE_V4L2_NOT_CAPTURE", "1")
             case .jpegSubsampling(let value): ("FAKE_V4L2_JPEG_SUBSAMPLING", "\(value)")
             case .jpegQuality(let quality): ("FAKE_V4L2_JPEG_QUALITY", "\(quality)")
+            case .noise(let amplitude): ("FAKE_V4L2_NOISE", "\(amplitude)")
             case .trace: ("FAKE_V4L2_TRACE", "1")
             }
         }
