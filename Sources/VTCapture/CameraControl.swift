@@ -1,3 +1,5 @@
+import VTCore
+
 /// One control a camera offers (brightness, exposure, power line frequency…), as the driver
 /// describes it, with the value it holds now.
 public struct CameraControl: Sendable, Equatable {
@@ -119,25 +121,7 @@ public struct CameraControl: Sendable, Equatable {
     /// `known` ordered by how close each is to `name` (edit distance, then their own order), so
     /// a typing mistake finds its control first.
     public static func nearest(to name: String, in known: [String]) -> [String] {
-        let typed = normalizedName(name)
-        return known.enumerated()
-            .map { (distance: editDistance(typed, $0.element), order: $0.offset, name: $0.element) }
-            .sorted { ($0.distance, $0.order) < ($1.distance, $1.order) }
-            .map(\.name)
-    }
-
-    /// Levenshtein distance: insertions, deletions and substitutions of one character each.
-    static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a.utf8), b = Array(b.utf8)
-        var previous = Array(0...b.count)
-        for (i, x) in a.enumerated() {
-            var current = [i + 1] + Array(repeating: 0, count: b.count)
-            for (j, y) in b.enumerated() {
-                current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1))
-            }
-            previous = current
-        }
-        return previous[b.count]
+        NearestNames.ordered(normalizedName(name), in: known)
     }
 }
 
