@@ -12,6 +12,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
         // C libraries, one system-library target each; shim headers hold only what Swift
@@ -42,7 +43,11 @@ let package = Package(
         .executableTarget(name: "vtrecord",
                           dependencies: ["VTRecorder", "VTCore", "VTH264", "VTCapture",
                                          "VTEncoding", "VTOutput",
-                                         .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+                                         .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                                         .product(name: "TOMLKit", package: "TOMLKit")],
+                          // The shipped presets (presets/*.toml, linked here) are compiled into
+                          // the binary, so `--preset 720p30` works wherever the binary is.
+                          resources: [.embedInCode("Presets")]),
 
         // Test doubles and helpers shared by test targets: the fake V4L2 camera (an LD_PRELOAD
         // library built from Tests/FakeV4L2), the fake VA-API driver (Tests/FakeVA) and running

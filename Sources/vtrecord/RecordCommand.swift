@@ -204,7 +204,12 @@ extension VTRecord {
     func run() throws {
         SignalMonitor.blockStopSignals()
         let logger = Logging.Logger(label: "vtrecord")
-        let source = try openSource(logger: logger)
+        let source: any CaptureSource
+        do {
+            source = try openSource(logger: logger)
+        } catch CaptureError.control(let error) {
+            throw PresetLocatedError.locating(error, presets: presets, commandLine: Array(CommandLine.arguments.dropFirst()))
+        }
         let camera = source as? V4L2Source
         var format = source.format
         if input.input != nil, let fps = input.fps { format.frameRate = fps.rate }

@@ -15,12 +15,14 @@ struct VTRecord: ParsableCommand {
         commandName: "vtrecord",
         abstract: "Record a camera, a Y4M stream or a test pattern to an H.264 file.",
         usage: """
-            vtrecord [--device <path> | --input <path> | --test-pattern] [<options>] [-o <path>]
+            vtrecord [--device <path> | --input <path> | --test-pattern] [--preset <name>…] [<options>] [-o <path>]
               vtrecord devices [--json]
               vtrecord formats [--device <path>] [--json]
               vtrecord controls [--device <path>] [--json]
               vtrecord encoders [--va-device <path>] [--json]
               vtrecord inspect [--json] <file>
+              vtrecord presets list [--json]
+              vtrecord presets show <name> [<options>]
             """,
         discussion: """
             Frames go from the source through a bounded queue to the encoder (VA-API hardware \
@@ -38,12 +40,25 @@ struct VTRecord: ParsableCommand {
               130  aborted by a second signal
             """,
         version: version,
-        subcommands: [Devices.self, Formats.self, Controls.self, Encoders.self, Inspect.self]
+        subcommands: [Devices.self, Formats.self, Controls.self, Encoders.self, Inspect.self, Presets.self]
     )
+
+    @Option(name: .customLong("preset"), help: ArgumentHelp("Take settings from a preset: a name ('vtrecord presets list') or a TOML file. Repeatable: later presets replace earlier ones key by key, and options on the command line replace both.", valueName: "name|path"))
+    var presets: [String] = []
 
     @OptionGroup(title: "Input") var input: InputOptions
     @OptionGroup(title: "Output and stopping") var output: OutputOptions
     @OptionGroup(title: "Encoding") var encoder: EncoderOptions
+
+    /// The groups of recording options, each of which can parse its own options alone (a
+    /// preset's values are checked that way).
+    static let optionGroups: [any ParsableArguments.Type] = [InputOptions.self, OutputOptions.self, EncoderOptions.self]
+
+    /// Whether a command line starts with a subcommand rather than recording options.
+    static func isSubcommand(_ first: String?) -> Bool {
+        guard let first else { return false }
+        return configuration.subcommands.contains { $0._commandName == first } || first == "help"
+    }
 
     /// Parses, runs, and maps every failure to the documented exit codes: argument errors (which
     /// swift-argument-parser would end with 64) become 2.
@@ -51,7 +66,22 @@ struct VTRecord: ParsableCommand {
         SignalMonitor.ignoreWriteSignals()
         LoggingSystem.bootstrap { _ in DiagnosticsLogHandler(level: .info) }
         do {
-            var command = try parseAsRoot()
+            var arguments = Array(CommandLine.arguments.dropFirst())
+            if arguments.count >= 3, arguments[0] == "presets", arguments[1] == "show", !arguments[2].hasPrefix("-") {
+                try Presets.Show.run(name: arguments[2], flags: Array(arguments[3...]))
+                Glibc.exit(0)
+            }
+            var command: any ParsableCommand
+            if isSubcommand(arguments.first) {
+                command = try parseAsRoot(arguments)
+            } else {
+                let resolution = try PresetResolution.resolve(arguments)
+                do {
+                    command = try parseAsRoot(resolution.arguments)
+                } catch where exitCode(for: error) == .validationFailure {
+                    throw resolution.locating(message(for: error), commandLine: arguments) ?? error
+                }
+            }
             try command.run()
         } catch let error as any ReportableError {
             writeToStandardError("vtrecord: error: \(error.description)")

@@ -14,8 +14,8 @@ import Testing
 
     @Test func manPageAndReadmeCoverEveryOption() throws {
         var options = try Self.longOptions(inHelpOf: ["--help"])
-        for command in ["inspect", "devices", "formats", "controls", "encoders"] {
-            options.formUnion(try Self.longOptions(inHelpOf: ["help", command]))
+        for command in [["inspect"], ["devices"], ["formats"], ["controls"], ["encoders"], ["presets", "list"], ["presets", "show"]] {
+            options.formUnion(try Self.longOptions(inHelpOf: ["help"] + command))
         }
         #expect(options.contains("--input") && options.contains("--json-summary") && options.contains("--control"))
         let man = try String(contentsOf: Self.root.appendingPathComponent("man/vtrecord.1"), encoding: .utf8)
@@ -31,7 +31,7 @@ import Testing
         let help = try Tools.vtrecord(["--help"]).stdoutText
         let listed = help.components(separatedBy: "SUBCOMMANDS:").last ?? ""
         let commands = listed.matches(of: #/\n  ([a-z]+) /#).map { String($0.output.1) }.filter { $0 != "help" }
-        #expect(Set(commands) == ["devices", "formats", "controls", "encoders", "inspect"], "\(listed)")
+        #expect(Set(commands) == ["devices", "formats", "controls", "encoders", "inspect", "presets"], "\(listed)")
         let man = try String(contentsOf: Self.root.appendingPathComponent("man/vtrecord.1"), encoding: .utf8)
         let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
         for command in commands {

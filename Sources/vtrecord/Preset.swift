@@ -1,0 +1,199 @@
+import Foundation
+import TOMLKit
+import VTCore
+
+/// A named set of recording options read from a TOML file: each key is the long name of a
+/// recording option (`size = "1920x1080"`, `fps = 30`, `control = ["brightness=20"]`), plus a
+/// `description` for people.
+struct Preset: Sendable {
+    /// One key of the file, as the command line would spell its value.
+    struct Entry: Sendable, Equatable {
+        enum Value: Sendable, Equatable {
+            case text(String)
+            case flag(Bool)
+            case list([String])
+        }
+
+        let key: String
+        let value: Value
+        /// Line of the key in the file (1-based).
+        let line: Int
+    }
+
+    let name: String
+    let origin: PresetOrigin
+    let description: String?
+    let entries: [Entry]
+
+    /// Reads and checks a preset: TOML syntax, known keys, value types, and every value as the
+    /// command line would parse it. Throws the first problem, naming file, line and key.
+    init(name: String, origin: PresetOrigin, text: String,
+         catalog: RecordingOptionCatalog = .shared) throws(PresetError) {
+        self.name = name
+        self.origin = origin
+        let table: TOMLTable
+        do {
+            table = try TOMLTable(string: text)
+        } catch let error as TOMLParseError {
+            throw PresetError(origin: origin, line: error.source.begin.line, key: nil,
+                              problem: "not valid TOML: \(error.description) (column \(error.source.begin.column))")
+        } catch {
+            throw PresetError(origin: origin, line: nil, key: nil, problem: "not valid TOML: \(error)")
+        }
+        let lines = KeyLines(text: text)
+        var description: String?
+        var entries: [Entry] = []
+        // TOML tables do not keep their order; the command's own order reads best.
+        let keys = table.keys.sorted { (catalog.keys.firstIndex(of: $0) ?? .max, $0) < (catalog.keys.firstIndex(of: $1) ?? .max, $1) }
+        for key in keys {
+            guard let value = table[key] else { continue }
+            let line = lines.line(of: key)
+            let fail = { (problem: String) in PresetError(origin: origin, line: line, key: key, problem: problem) }
+            if key == "description" {
+                guard let text = value.string else { throw fail("takes a string, not \(Self.typeName(value.type))") }
+                description = text
+                continue
+            }
+            guard let option = catalog.option(key) else {
+                throw fail(Self.unknownKeyProblem(key, catalog: catalog))
+            }
+            let entry = Entry(key: key, value: try Self.convert(value, for: option, fail: fail), line: line)
+            if let problem = PresetValueCheck.problem(with: entry) { throw fail(problem) }
+            entries.append(entry)
+        }
+        self.description = description
+        self.entries = entries
+    }
+
+    /// The value in the form the option takes on the command line; a TOML type that cannot be
+    /// that (a string for a flag, a table for anything) is refused.
+    private static func convert(_ value: any TOMLValueConvertible, for option: RecordingOptionCatalog.Option,
+                                fail: (String) -> PresetError) throws(PresetError) -> Entry.Value {
+        switch option.kind {
+        case .flag, .invertibleFlag:
+            guard value.type == .bool, let flag = value.bool else {
+                throw fail("takes true or false, not \(typeName(value.type))")
+            }
+            return .flag(flag)
+        case .option:
+            guard let text = scalarText(value) else {
+                throw fail("takes a string or a number, not \(typeName(value.type))")
+            }
+            return .text(text)
+        case .repeating:
+            guard let array = value.array else {
+                throw fail("takes an array of strings, such as [\"\(option.valueName ?? "value")\"], not \(typeName(value.type))")
+            }
+            var items: [String] = []
+            for item in array {
+                guard let text = scalarText(item) else {
+                    throw fail("takes an array of strings, not one holding \(typeName(item.type))")
+                }
+                items.append(text)
+            }
+            return .list(items)
+        }
+    }
+
+    /// Strings as they are, numbers as the command line would spell them.
+    private static func scalarText(_ value: any TOMLValueConvertible) -> String? {
+        switch value.type {
+        case .string: return value.string
+        case .int: return value.int.map(String.init)
+        case .double:
+            guard let number = value.double else { return nil }
+            return number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
+        default: return nil
+        }
+    }
+
+    static func typeName(_ type: TOMLType) -> String {
+        switch type {
+        case .string: "a string"
+        case .int: "an integer"
+        case .double: "a number"
+        case .bool: "a boolean"
+        case .array: "an array"
+        case .table: "a table"
+        case .date, .time, .dateTime: "a date or time"
+        }
+    }
+
+    static func unknownKeyProblem(_ key: String, catalog: RecordingOptionCatalog) -> String {
+        let known = catalog.keys + ["description"]
+        var problem = "unknown key"
+        if key.hasPrefix("no-"), let option = catalog.option(String(key.dropFirst(3))), option.kind == .invertibleFlag {
+            return problem + ": write \(option.name) = false"
+        }
+        if let nearest = NearestNames.ordered(key, in: known).first,
+           NearestNames.editDistance(key, nearest) <= max(2, key.count / 3) {
+            problem += ": did you mean '\(nearest)'?"
+        }
+        return problem + " Keys are the recording options' long names (vtrecord --help) and 'description'."
+    }
+}
+
+/// Where a preset was read from.
+enum PresetOrigin: Sendable, Equatable, CustomStringConvertible {
+    /// Compiled into the binary.
+    case builtIn(String)
+    case file(String)
+
+    var description: String {
+        switch self {
+        case .builtIn(let name): "built-in preset \(name)"
+        case .file(let path): path
+        }
+    }
+}
+
+/// A problem in a preset: exit 2, naming the file, the line and the key.
+struct PresetError: ReportableError, Equatable {
+    let origin: PresetOrigin
+    let line: Int?
+    let key: String?
+    let problem: String
+
+    var exitStatus: ExitStatus { .usage }
+
+    var description: String {
+        var location = origin.description
+        if let line, line > 0 { location += ":\(line)" }
+        if let key { location += ": \(key)" }
+        return "\(location): \(problem)"
+    }
+}
+
+/// Finds the line where each top-level key is set. TOML parsers report positions only for
+/// syntax errors, so a problem with a key's value is located by reading the text again.
+struct KeyLines {
+    private var lines: [String: Int] = [:]
+
+    init(text: String) {
+        var inTable = false
+        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.trimmingCharacters(in: .whitespaces)
+            if line.hasPrefix("[") {
+                // A [table] header is a key of the top level too (and everything under it is not).
+                let name = line.drop { $0 == "[" }.prefix { $0 != "]" && $0 != "." }
+                let key = Self.unquoted(String(name).trimmingCharacters(in: .whitespaces))
+                if lines[key] == nil { lines[key] = index + 1 }
+                inTable = true
+                continue
+            }
+            guard !inTable, let equals = line.firstIndex(of: "="), !line.hasPrefix("#") else { continue }
+            let key = Self.unquoted(line[..<equals].split(separator: ".").first.map(String.init)?
+                .trimmingCharacters(in: .whitespaces) ?? "")
+            if !key.isEmpty && lines[key] == nil { lines[key] = index + 1 }
+        }
+    }
+
+    func line(of key: String) -> Int { lines[key] ?? 0 }
+
+    private static func unquoted(_ key: String) -> String {
+        if key.count >= 2, let first = key.first, first == "\"" || first == "'", key.last == first {
+            return String(key.dropFirst().dropLast())
+        }
+        return key
+    }
+}

@@ -1,0 +1,136 @@
+import ArgumentParser
+import VTCore
+
+/// Layers settings as the x264 CLI does: built-in defaults → presets in the order given →
+/// options on the command line. Presets become command-line arguments placed before the
+/// user's, so one parser reads both and the last value of an option wins.
+struct PresetResolution {
+    /// The presets named on the command line, in order.
+    let presets: [Preset]
+    /// The settings the presets add up to, each key once, in the command's option order.
+    let entries: [Preset.Entry]
+    /// The arguments to parse: the presets' settings, then the command line as typed.
+    let arguments: [String]
+
+    /// `--preset NAME|PATH` values on a command line (before any `--`).
+    static func presetReferences(in arguments: [String]) -> [String] {
+        var references: [String] = []
+        var index = arguments.startIndex
+        while index < arguments.endIndex {
+            let argument = arguments[index]
+            if argument == "--" { break }
+            if argument == "--preset", index + 1 < arguments.endIndex {
+                references.append(arguments[index + 1])
+                index += 2
+                continue
+            }
+            if argument.hasPrefix("--preset=") { references.append(String(argument.dropFirst("--preset=".count))) }
+            index += 1
+        }
+        return references
+    }
+
+    static func resolve(_ commandLine: [String], library: PresetLibrary = .standard(),
+                        catalog: RecordingOptionCatalog = .shared) throws -> PresetResolution {
+        let presets = try presetReferences(in: commandLine).map { try library.load($0) }
+        let entries = merge(presets.map(\.entries), catalog: catalog)
+        let arguments = entries.flatMap { $0.arguments(catalog: catalog) } + commandLine
+        return PresetResolution(presets: presets, entries: entries, arguments: arguments)
+    }
+
+    /// Later layers replace earlier ones key by key.
+    static func merge(_ layers: [[Preset.Entry]], catalog: RecordingOptionCatalog) -> [Preset.Entry] {
+        var merged: [String: Preset.Entry] = [:]
+        for layer in layers {
+            for entry in layer { merged[entry.key] = entry }
+        }
+        return catalog.keys.compactMap { merged[$0] }
+    }
+}
+
+extension Preset.Entry {
+    /// The entry as command-line arguments.
+    func arguments(catalog: RecordingOptionCatalog = .shared) -> [String] {
+        switch value {
+        case .text(let text): return ["--\(key)", text]
+        case .list(let items): return items.flatMap { ["--\(key)", $0] }
+        case .flag(true): return ["--\(key)"]
+        case .flag(false): return catalog.option(key)?.kind == .invertibleFlag ? ["--no-\(key)"] : []
+        }
+    }
+}
+
+/// Checks a preset value with the same parser as the command line, so that a value a flag
+/// would refuse is refused in a preset, with the same words.
+enum PresetValueCheck {
+    static func problem(with entry: Preset.Entry) -> String? {
+        let arguments = entry.arguments()
+        guard !arguments.isEmpty else { return nil }
+        for group in VTRecord.optionGroups {
+            do {
+                _ = try group.parse(arguments)
+                return nil
+            } catch {
+                let message = group.message(for: error)
+                // Another group's option: try the next group.
+                if message.hasPrefix("Unknown option") { continue }
+                return message
+            }
+        }
+        return "no option group of vtrecord takes --\(entry.key)"
+    }
+}
+
+/// Reads recording options off a command line as preset entries, to show where each resolved
+/// value came from. Only for display: the command line itself is checked by the parser.
+enum CommandLineEntries {
+    static func entries(in arguments: [String], catalog: RecordingOptionCatalog) -> [Preset.Entry] {
+        var entries: [Preset.Entry] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if argument == "--" { break }
+            var name: String
+            var attached: String?
+            if argument.hasPrefix("--") {
+                name = String(argument.dropFirst(2))
+                if let equals = name.firstIndex(of: "=") {
+                    attached = String(name[name.index(after: equals)...])
+                    name = String(name[..<equals])
+                }
+            } else if argument.hasPrefix("-"), argument.count == 2 {
+                let short = String(argument.dropFirst())
+                guard let option = catalog.options.first(where: { $0.shortName == short }) else { continue }
+                name = option.name
+            } else {
+                continue
+            }
+            if name.hasPrefix("no-"), let option = catalog.option(String(name.dropFirst(3))), option.kind == .invertibleFlag {
+                entries.append(Preset.Entry(key: option.name, value: .flag(false), line: 0))
+                continue
+            }
+            guard let option = catalog.option(name) else {
+                // --preset and other options that take a value: skip the value too.
+                if name == "preset" && attached == nil { index += 1 }
+                continue
+            }
+            switch option.kind {
+            case .flag, .invertibleFlag:
+                entries.append(Preset.Entry(key: name, value: .flag(true), line: 0))
+            case .option, .repeating:
+                guard let value = attached ?? (index < arguments.count ? arguments[index] : nil) else { continue }
+                if attached == nil { index += 1 }
+                let previous = entries.last { $0.key == name }
+                if option.kind == .repeating, case .list(let items)? = previous?.value {
+                    entries.removeAll { $0.key == name }
+                    entries.append(Preset.Entry(key: name, value: .list(items + [value]), line: 0))
+                } else {
+                    entries.removeAll { $0.key == name }
+                    entries.append(Preset.Entry(key: name, value: option.kind == .repeating ? .list([value]) : .text(value), line: 0))
+                }
+            }
+        }
+        return entries
+    }
+}
