@@ -29,25 +29,25 @@ struct Preset: Sendable {
     /// command line would parse it. Throws the first problem, naming file, line and key.
     init(name: String, origin: PresetOrigin, text: String,
          catalog: RecordingOptionCatalog = .shared) throws(PresetError) {
+        let table = try Self.parseTOML(text, origin: origin)
+        let lines = KeyLines(text: text)
+        try self.init(name: name, origin: origin, table: table, line: { lines.line(of: $0) }, catalog: catalog)
+    }
+
+    /// A preset from a table of a larger file (a batch job). Keys in `reserved` are the
+    /// caller's to read and are skipped here.
+    init(name: String, origin: PresetOrigin, table: TOMLTable, line: (String) -> Int,
+         reserved: Set<String> = [], catalog: RecordingOptionCatalog = .shared) throws(PresetError) {
         self.name = name
         self.origin = origin
-        let table: TOMLTable
-        do {
-            table = try TOMLTable(string: text)
-        } catch let error as TOMLParseError {
-            throw PresetError(origin: origin, line: error.source.begin.line, key: nil,
-                              problem: "not valid TOML: \(error.description) (column \(error.source.begin.column))")
-        } catch {
-            throw PresetError(origin: origin, line: nil, key: nil, problem: "not valid TOML: \(error)")
-        }
-        let lines = KeyLines(text: text)
         var description: String?
         var entries: [Entry] = []
         // TOML tables do not keep their order; the command's own order reads best.
-        let keys = table.keys.sorted { (catalog.keys.firstIndex(of: $0) ?? .max, $0) < (catalog.keys.firstIndex(of: $1) ?? .max, $1) }
+        let keys = table.keys.filter { !reserved.contains($0) }
+            .sorted { (catalog.keys.firstIndex(of: $0) ?? .max, $0) < (catalog.keys.firstIndex(of: $1) ?? .max, $1) }
         for key in keys {
             guard let value = table[key] else { continue }
-            let line = lines.line(of: key)
+            let line = line(key)
             let fail = { (problem: String) in PresetError(origin: origin, line: line, key: key, problem: problem) }
             if key == "description" {
                 guard let text = value.string else { throw fail("takes a string, not \(Self.typeName(value.type))") }
@@ -55,7 +55,7 @@ struct Preset: Sendable {
                 continue
             }
             guard let option = catalog.option(key) else {
-                throw fail(Self.unknownKeyProblem(key, catalog: catalog))
+                throw fail(Self.unknownKeyProblem(key, catalog: catalog, also: reserved))
             }
             let entry = Entry(key: key, value: try Self.convert(value, for: option, fail: fail), line: line)
             if let problem = PresetValueCheck.problem(with: entry) { throw fail(problem) }
@@ -63,6 +63,17 @@ struct Preset: Sendable {
         }
         self.description = description
         self.entries = entries
+    }
+
+    static func parseTOML(_ text: String, origin: PresetOrigin) throws(PresetError) -> TOMLTable {
+        do {
+            return try TOMLTable(string: text)
+        } catch let error as TOMLParseError {
+            throw PresetError(origin: origin, line: error.source.begin.line, key: nil,
+                              problem: "not valid TOML: \(error.description) (column \(error.source.begin.column))")
+        } catch {
+            throw PresetError(origin: origin, line: nil, key: nil, problem: "not valid TOML: \(error)")
+        }
     }
 
     /// The value in the form the option takes on the command line; a TOML type that cannot be
@@ -119,8 +130,8 @@ struct Preset: Sendable {
         }
     }
 
-    static func unknownKeyProblem(_ key: String, catalog: RecordingOptionCatalog) -> String {
-        let known = catalog.keys + ["description"]
+    static func unknownKeyProblem(_ key: String, catalog: RecordingOptionCatalog, also: Set<String> = []) -> String {
+        let known = catalog.keys + ["description"] + also.sorted()
         var problem = "unknown key"
         if key.hasPrefix("no-"), let option = catalog.option(String(key.dropFirst(3))), option.kind == .invertibleFlag {
             return problem + ": write \(option.name) = false"
@@ -129,7 +140,9 @@ struct Preset: Sendable {
            NearestNames.editDistance(key, nearest) <= max(2, key.count / 3) {
             problem += ": did you mean '\(nearest)'?"
         }
-        return problem + " Keys are the recording options' long names (vtrecord --help) and 'description'."
+        let extra = also.sorted().map { "'\($0)'" }
+        return problem + " Keys are the recording options' long names (vtrecord --help), "
+            + (["'description'"] + extra).joined(separator: ", ") + "."
     }
 }
 
@@ -164,31 +177,48 @@ struct PresetError: ReportableError, Equatable {
     }
 }
 
-/// Finds the line where each top-level key is set. TOML parsers report positions only for
-/// syntax errors, so a problem with a key's value is located by reading the text again.
+/// Finds the line where each key is set. TOML parsers report positions only for syntax
+/// errors, so a problem with a key's value is located by reading the text again. Keys are
+/// found per section: "" for the top level, "name" under `[name]`, and "name#N" in the Nth
+/// `[[name]]` (from 1).
 struct KeyLines {
     private var lines: [String: Int] = [:]
+    private var headers: [String: Int] = [:]
 
     init(text: String) {
-        var inTable = false
+        var section = ""
+        var counts: [String: Int] = [:]
         for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = raw.trimmingCharacters(in: .whitespaces)
+            if line.hasPrefix("#") { continue }
             if line.hasPrefix("[") {
-                // A [table] header is a key of the top level too (and everything under it is not).
-                let name = line.drop { $0 == "[" }.prefix { $0 != "]" && $0 != "." }
-                let key = Self.unquoted(String(name).trimmingCharacters(in: .whitespaces))
-                if lines[key] == nil { lines[key] = index + 1 }
-                inTable = true
+                let isArray = line.hasPrefix("[[")
+                let name = Self.unquoted(line.drop { $0 == "[" }.prefix { $0 != "]" }
+                    .trimmingCharacters(in: .whitespaces))
+                // A [table] header also sets a key of the enclosing level.
+                let top = String(name.prefix { $0 != "." })
+                if lines["\u{0}" + top] == nil { lines["\u{0}" + top] = index + 1 }
+                if isArray {
+                    counts[name, default: 0] += 1
+                    section = "\(name)#\(counts[name] ?? 1)"
+                } else {
+                    section = name
+                }
+                headers[section] = index + 1
                 continue
             }
-            guard !inTable, let equals = line.firstIndex(of: "="), !line.hasPrefix("#") else { continue }
+            guard let equals = line.firstIndex(of: "=") else { continue }
             let key = Self.unquoted(line[..<equals].split(separator: ".").first.map(String.init)?
                 .trimmingCharacters(in: .whitespaces) ?? "")
-            if !key.isEmpty && lines[key] == nil { lines[key] = index + 1 }
+            if !key.isEmpty && lines[section + "\u{0}" + key] == nil { lines[section + "\u{0}" + key] = index + 1 }
         }
     }
 
-    func line(of key: String) -> Int { lines[key] ?? 0 }
+    /// The line of `key` in `section` (0 when not found).
+    func line(of key: String, in section: String = "") -> Int { lines[section + "\u{0}" + key] ?? 0 }
+
+    /// The line of a section's header (0 when not found).
+    func header(_ section: String) -> Int { headers[section] ?? 0 }
 
     private static func unquoted(_ key: String) -> String {
         if key.count >= 2, let first = key.first, first == "\"" || first == "'", key.last == first {

@@ -33,9 +33,26 @@ struct PresetResolution {
     static func resolve(_ commandLine: [String], library: PresetLibrary = .standard(),
                         catalog: RecordingOptionCatalog = .shared) throws -> PresetResolution {
         let presets = try presetReferences(in: commandLine).map { try library.load($0) }
-        let entries = merge(presets.map(\.entries), catalog: catalog)
+        let typed = CommandLineEntries.entries(in: commandLine, catalog: catalog)
+        let entries = cameraSettingsDropped(merge(presets.map(\.entries), catalog: catalog), typed: typed)
         let arguments = entries.flatMap { $0.arguments(catalog: catalog) } + commandLine
         return PresetResolution(presets: presets, entries: entries, arguments: arguments)
+    }
+
+    /// A preset made for cameras still serves a file or the test pattern: its settings that
+    /// only a camera takes are left out when the source is another one (the command line
+    /// itself is still refused for them).
+    static func cameraSettingsDropped(_ entries: [Preset.Entry], typed: [Preset.Entry]) -> [Preset.Entry] {
+        let all = entries + typed
+        let file = all.contains { $0.key == "input" }
+        let pattern = all.contains { $0.key == "test-pattern" && $0.value == .flag(true) }
+        return entries.filter { entry in
+            switch entry.key {
+            case "size": !file
+            case "control": !file && !pattern
+            default: true
+            }
+        }
     }
 
     /// Later layers replace earlier ones key by key.

@@ -23,6 +23,7 @@ struct VTRecord: ParsableCommand {
               vtrecord inspect [--json] <file>
               vtrecord presets list [--json]
               vtrecord presets show <name> [<options>]
+              vtrecord batch [--json] <file.toml>
             """,
         discussion: """
             Frames go from the source through a bounded queue to the encoder (VA-API hardware \
@@ -40,7 +41,7 @@ struct VTRecord: ParsableCommand {
               130  aborted by a second signal
             """,
         version: version,
-        subcommands: [Devices.self, Formats.self, Controls.self, Encoders.self, Inspect.self, Presets.self]
+        subcommands: [Devices.self, Formats.self, Controls.self, Encoders.self, Inspect.self, Presets.self, Batch.self]
     )
 
     @Option(name: .customLong("preset"), help: ArgumentHelp("Take settings from a preset: a name ('vtrecord presets list') or a TOML file. Repeatable: later presets replace earlier ones key by key, and options on the command line replace both.", valueName: "name|path"))
@@ -66,7 +67,7 @@ struct VTRecord: ParsableCommand {
         SignalMonitor.ignoreWriteSignals()
         LoggingSystem.bootstrap { _ in DiagnosticsLogHandler(level: .info) }
         do {
-            var arguments = Array(CommandLine.arguments.dropFirst())
+            let arguments = Array(CommandLine.arguments.dropFirst())
             if arguments.count >= 3, arguments[0] == "presets", arguments[1] == "show", !arguments[2].hasPrefix("-") {
                 try Presets.Show.run(name: arguments[2], flags: Array(arguments[3...]))
                 Glibc.exit(0)

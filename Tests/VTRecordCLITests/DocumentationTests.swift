@@ -14,7 +14,7 @@ import Testing
 
     @Test func manPageAndReadmeCoverEveryOption() throws {
         var options = try Self.longOptions(inHelpOf: ["--help"])
-        for command in [["inspect"], ["devices"], ["formats"], ["controls"], ["encoders"], ["presets", "list"], ["presets", "show"]] {
+        for command in [["inspect"], ["devices"], ["formats"], ["controls"], ["encoders"], ["presets", "list"], ["presets", "show"], ["batch"]] {
             options.formUnion(try Self.longOptions(inHelpOf: ["help"] + command))
         }
         #expect(options.contains("--input") && options.contains("--json-summary") && options.contains("--control"))
@@ -31,7 +31,7 @@ import Testing
         let help = try Tools.vtrecord(["--help"]).stdoutText
         let listed = help.components(separatedBy: "SUBCOMMANDS:").last ?? ""
         let commands = listed.matches(of: #/\n  ([a-z]+) /#).map { String($0.output.1) }.filter { $0 != "help" }
-        #expect(Set(commands) == ["devices", "formats", "controls", "encoders", "inspect", "presets"], "\(listed)")
+        #expect(Set(commands) == ["devices", "formats", "controls", "encoders", "inspect", "presets", "batch"], "\(listed)")
         let man = try String(contentsOf: Self.root.appendingPathComponent("man/vtrecord.1"), encoding: .utf8)
         let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
         for command in commands {

@@ -162,6 +162,28 @@ import VTTestSupport
         #expect(format?["width"] as? Int == 320)
     }
 
+    /// A camera preset's size and controls have no meaning for a file: they are left out,
+    /// while its encoder settings apply. Given on the command line they are still refused.
+    @Test func aCameraPresetServesAFile() throws {
+        let config = try TemporaryDirectory()
+        _ = try Self.write("size = \"1920x1080\"\ncontrol = [\"brightness=3\"]\nspeed = \"ultrafast\"\n", name: "cam", in: config)
+        let dir = try TemporaryDirectory()
+        let clip = dir.path("clip.y4m")
+        let made = try Tools.run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=176x144:rate=25",
+                                            "-frames:v", "10", "-pix_fmt", "yuv420p", clip])
+        try #require(made.status == 0, "\(made.stderr)")
+        let r = try Self.run(["--preset", "cam", "--input", clip, "-o", dir.path("c.h264"), "--json-summary", "-", "--quiet"],
+                             config: config)
+        #expect(r.status == 0, "\(r.stderr)")
+        let json = try JSONSerialization.jsonObject(with: r.stdout) as? [String: Any]
+        #expect((json?["format"] as? [String: Any])?["width"] as? Int == 176)
+        #expect((json?["settings"] as? [String: Any])?["speed"] as? String == "ultrafast")
+        let show = try Self.run(["presets", "show", "cam", "--input", clip], config: config)
+        #expect(Self.values(show.stdoutText)["size"] == nil && Self.values(show.stdoutText)["control"] == nil)
+        let typed = try Self.run(["--preset", "cam", "--input", clip, "--size", "640x480", "-o", dir.path("d.h264")], config: config)
+        #expect(typed.status == 2 && typed.stderr.contains("--size applies to a camera or the test pattern"), "\(typed.stderr)")
+    }
+
     struct BadPreset: CustomTestStringConvertible, Sendable {
         let what: String
         let text: String

@@ -1,0 +1,179 @@
+import ArgumentParser
+import Foundation
+import VTCore
+import VTRecorder
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `vtrecord batch FILE.toml`: runs a list of recordings in order.
+struct Batch: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the recordings a TOML file lists, one after another.",
+        discussion: """
+            Each [[job]] takes the recording options' long names as keys (as a preset does), \
+            plus name and preset (a name or path, or an array); [defaults] applies to every job, \
+            and a job's own keys replace it. Every job is checked before the first runs; a bad \
+            key or value exits 2 naming file, line and key. A job that fails does not stop the \
+            rest. At the end one line per job says how it went; the exit status is 0 when every \
+            job succeeded, else the status of the first that failed. SIGINT or SIGTERM finishes \
+            the running job cleanly and runs no more.
+            """)
+
+    @Argument(help: ArgumentHelp("The batch file.", valueName: "file.toml"))
+    var file: String
+
+    @Flag(name: .long, help: "Print the jobs' results as JSON on standard output: an array of {job, name, status, summary}, where summary is the job's JSON summary (null when it wrote none).")
+    var json = false
+
+    func run() throws {
+        SignalMonitor.blockStopSignals()
+        let batch = try BatchFile(path: file)
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let runner = BatchRunner(executable: executable, jobs: batch.jobs)
+        SignalMonitor.start(
+            onFirst: { name in
+                writeToStandardError("vtrecord: \(name): finishing the running job; no more jobs will start")
+                runner.stop(signal: SIGINT)
+            },
+            onSecond: {
+                // The running job aborts on its own second signal, without cutting an access unit.
+                runner.stop(signal: SIGINT)
+                Glibc.exit(ExitStatus.aborted.rawValue)
+            })
+        let results = runner.run()
+        for result in results {
+            writeToStandardError("vtrecord: \(result.line)")
+        }
+        if json {
+            // The jobs' summaries are passed on as they were read.
+            let rows: [[String: Any]] = results.map { result in
+                ["job": result.job.number, "name": result.job.name,
+                 "status": result.status == BatchRunner.Result.notRun ? NSNull() : Int(result.status),
+                 "summary": result.summary ?? NSNull()]
+            }
+            var data = try JSONSerialization.data(withJSONObject: rows, options: [.prettyPrinted, .sortedKeys])
+            data.append(0x0A)
+            FileHandle.standardOutput.write(data)
+        }
+        if let failed = results.first(where: { $0.status != 0 && $0.status != BatchRunner.Result.notRun }) {
+            throw ExitCode(failed.status)
+        }
+    }
+}
+
+/// Runs the jobs as child processes of this binary, so each has its own signals, exit status
+/// and memory, exactly as if it had been typed.
+final class BatchRunner: @unchecked Sendable {
+    // @unchecked: `child` and `stopped` are only touched under `lock`; the rest is immutable.
+    struct Result {
+        /// The exit status of a job that never started.
+        static let notRun: Int32 = -1
+
+        let job: BatchFile.Job
+        let status: Int32
+        let summary: [String: Any]?
+        /// The job's last line of error output, when it failed.
+        let error: String?
+
+        var line: String {
+            let head = "job \(job.number) (\(job.name)): "
+            if status == Self.notRun { return head + "not run (stopped by a signal)" }
+            let frames = (summary?["frames_encoded"] as? Int).map { "\($0) frames" }
+            let output = (summary?["output"] as? String).map { "to \($0)" }
+            let reason = (summary?["stop_reason"] as? String).map { "stopped by \($0)" }
+            let details = [frames, output, reason].compactMap { $0 }.joined(separator: " ")
+            if status == 0 { return head + "ok" + (details.isEmpty ? "" : ", " + details) }
+            return head + "failed (exit \(status))" + (error.map { ": \($0)" } ?? "") + (details.isEmpty ? "" : "; " + details)
+        }
+    }
+
+    private let executable: String
+    private let jobs: [BatchFile.Job]
+    private let lock = NSLock()
+    private var child: Process?
+    private var stopped = false
+
+    init(executable: String, jobs: [BatchFile.Job]) {
+        self.executable = executable
+        self.jobs = jobs
+    }
+
+    /// Passes the signal to the running job (a signal sent to this process alone would not
+    /// reach it) and starts no further job.
+    func stop(signal: Int32) {
+        lock.lock()
+        defer { lock.unlock() }
+        stopped = true
+        if let child, child.isRunning { kill(child.processIdentifier, signal) }
+    }
+
+    func run() -> [Result] {
+        var results: [Result] = []
+        for job in jobs {
+            let stop = lock.withLock { stopped }
+            if stop {
+                results.append(Result(job: job, status: Result.notRun, summary: nil, error: nil))
+                continue
+            }
+            results.append(run(job))
+        }
+        return results
+    }
+
+    private func run(_ job: BatchFile.Job) -> Result {
+        writeToStandardError("vtrecord: job \(job.number)/\(jobs.count) (\(job.name)) started")
+        let temporary = job.summaryPath == nil
+            ? FileManager.default.temporaryDirectory.appendingPathComponent("vtrecord-batch-\(getpid())-\(job.number).json").path
+            : nil
+        let summaryPath = job.summaryPath ?? temporary
+        defer { if let temporary { unlink(temporary) } }
+        let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("vtrecord-batch-\(getpid())-\(job.number).err")
+        defer { unlink(errorFile.path) }
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = job.arguments + (temporary.map { ["--json-summary", $0] } ?? [])
+        // The job's messages go to our standard error as they come, and into a file from
+        // which its last line is quoted in the result.
+        let tee = Pipe()
+        process.standardError = tee
+        _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
+        let log = try? FileHandle(forWritingTo: errorFile)
+        let copied = DispatchSemaphore(value: 0)
+        let copier = Thread {
+            let reader = tee.fileHandleForReading
+            while true {
+                let data = reader.availableData
+                if data.isEmpty { break }
+                FileHandle.standardError.write(data)
+                log?.write(data)
+            }
+            copied.signal()
+        }
+        do {
+            try lock.withLock {
+                try process.run()
+                child = process
+            }
+        } catch {
+            return Result(job: job, status: ExitStatus.failure.rawValue, summary: nil,
+                          error: "cannot start \(executable): \(error.localizedDescription)")
+        }
+        copier.start()
+        process.waitUntilExit()
+        try? tee.fileHandleForWriting.close()
+        copied.wait()
+        try? log?.close()
+        lock.withLock { child = nil }
+
+        let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+        let summary = summaryPath.flatMap { try? Data(contentsOf: URL(fileURLWithPath: $0)) }
+            .flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
+        let lastLine = (try? String(contentsOf: errorFile, encoding: .utf8))?
+            .split(separator: "\n").last { $0.contains("error:") }
+            .map { String($0.replacingOccurrences(of: "vtrecord: error: ", with: "")) }
+        return Result(job: job, status: status, summary: summary, error: status == 0 ? nil : lastLine)
+    }
+}
