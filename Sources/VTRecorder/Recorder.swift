@@ -40,8 +40,10 @@ public final class Recorder: @unchecked Sendable {
 
     private let source: any CaptureSource
     private let makeSession: SessionFactory
-    private let makeWriter: () throws -> AnnexBWriter
-    private var writer: AnnexBWriter?
+    private let makeWriter: () throws -> SegmentWriter
+    private var writer: SegmentWriter?
+    /// nil: one file for the whole recording.
+    private var boundaries: SegmentBoundaries?
     private let realTime: Bool
     private let limits: RecordingLimits
     private let retiming: FrameRate?
@@ -75,12 +77,15 @@ public final class Recorder: @unchecked Sendable {
     /// `retiming` places frame n at n ÷ rate instead of at the source's time: a file whose
     /// header rate is overridden (`--fps` with `--input`). `timing` places frames on a
     /// constant-rate grid (`--timing cfr`). `timestamps` logs each encoded frame's time.
+    /// `segments` splits the output into files; the limits apply to the whole recording.
     public init(source: any CaptureSource, realTime: Bool, limits: RecordingLimits,
                 retiming: FrameRate? = nil, timing: FrameRate? = nil, timestamps: TimestampLog? = nil,
+                segments: SegmentPolicy? = nil,
                 queueCapacity: Int = 4, progress: ProgressReporter? = nil,
                 makeSession: @escaping SessionFactory,
-                makeWriter: @escaping () throws -> AnnexBWriter) {
+                makeWriter: @escaping () throws -> SegmentWriter) {
         self.source = source
+        self.boundaries = segments.map(SegmentBoundaries.init(policy:))
         self.makeWriter = makeWriter
         self.realTime = realTime
         self.limits = limits
@@ -154,7 +159,7 @@ public final class Recorder: @unchecked Sendable {
         statistics.source = source.statistics
         statistics.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return RecordingResult(statistics: statistics, stopReason: reason, encoder: encoderName,
-                               settings: resolved, error: failure)
+                               settings: resolved, segments: writer?.paths ?? [], error: failure)
     }
 
     private func startCaptureThread() {
@@ -249,7 +254,9 @@ public final class Recorder: @unchecked Sendable {
         }
         if let captureTime { captureTimes[Self.key(pts)] = captureTime }
         try timestamps?.record(shownAt)
-        try session.encode(buffer, pts: pts, forceKeyFrame: keyFrame)
+        // A segment starts with a keyframe carrying SPS/PPS, so each file plays alone.
+        let startsSegment = boundaries?.startsSegment(at: pts) ?? false
+        try session.encode(buffer, pts: pts, forceKeyFrame: keyFrame || startsSegment)
         framesSubmitted += 1
     }
 
@@ -278,8 +285,10 @@ public final class Recorder: @unchecked Sendable {
             latency.add(milliseconds: Double(MonotonicClock.nanoseconds() - captured) / 1e6)
         }
         try writeLock.withLock { _ throws(OutputError) in
+            if boundaries?.switchesFile(before: frame) == true { try writer.startNextSegment() }
             try writer.write(frame, format: session.formatDescription)
         }
+        boundaries?.written(segmentBytes: writer.segmentBytesWritten)
         progress?.frameWritten(count: writer.framesWritten, bytes: writer.bytesWritten) {
             let source = self.source.statistics
             return ProgressReporter.Counters(captured: framesCaptured.load(ordering: .relaxed),

@@ -30,7 +30,19 @@ public struct RecordingResult {
     /// The encoder that ran ("x264"), or "none" if none could be created.
     public var encoder: String
     public var settings: EncoderSettings?
+    /// Every output file written, in order (one unless segmenting).
+    public var segments: [String]
     public var error: (any Error)?
+
+    public init(statistics: RecordingStatistics, stopReason: StopReason, encoder: String,
+                settings: EncoderSettings?, segments: [String] = [], error: (any Error)?) {
+        self.statistics = statistics
+        self.stopReason = stopReason
+        self.encoder = encoder
+        self.settings = settings
+        self.segments = segments
+        self.error = error
+    }
 
     public var exitStatus: ExitStatus {
         guard let error else { return .success }

@@ -61,7 +61,11 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
     public var schema = RecordingSummary.schemaVersion
     public var encoder: String
     public var input: String
+    /// `-o` as given (a template when segmenting), or the default file name.
     public var output: String
+    /// The files written, in order: one, or each segment (including any deleted since to keep
+    /// `--max-files`).
+    public var segments: [String]
     public var format: Format
     /// Only for a camera.
     public var requested: Requested?
@@ -91,7 +95,7 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
     public var settings: Settings?
 
     enum CodingKeys: String, CodingKey {
-        case schema, encoder, input, output, format, requested
+        case schema, encoder, input, output, segments, format, requested
         case framesCaptured = "frames_captured", framesEncoded = "frames_encoded", keyframes, bytes
         case seconds, encodeFPS = "encode_fps", bitrate, droppedQueue = "dropped_queue"
         case droppedDriver = "dropped_driver", framesBad = "frames_bad"
@@ -108,6 +112,7 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
         encoder = result.encoder
         self.input = input
         self.output = output
+        segments = result.segments
         self.format = Format(pixelFormat: camera?.format.rawValue ?? format.pixelFormat.rawValue,
                              width: format.width, height: format.height, fps: format.frameRate.description)
         if let asked = camera?.requested {

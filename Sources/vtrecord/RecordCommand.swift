@@ -74,11 +74,20 @@ struct InputOptions: ParsableArguments {
 }
 
 struct OutputOptions: ParsableArguments {
-    @Option(name: [.short, .long], help: ArgumentHelp("Output file, or '-' for standard output (default: vtrecord-YYYYmmdd-HHMMSS.h264).", valueName: "path"))
+    @Option(name: [.short, .long], help: ArgumentHelp("Output file, or '-' for standard output (default: vtrecord-%Y%m%d-%H%M%S.h264, and vtrecord-%Y%m%d-%H%M%S-{n}.h264 when segmenting). A template: strftime fields such as %Y%m%d-%H%M%S (%% for a percent sign), {device}, {preset}, and {n}, the segment number ({n:03} pads it to 3 digits), expanded as each file starts.", valueName: "path"))
     var output: String?
 
-    @Flag(name: .long, help: "Replace an existing output file.")
+    @Flag(name: .long, help: "Replace an existing output file (or segment file).")
     var overwrite = false
+
+    @Option(name: .long, help: ArgumentHelp("Start a new file at every multiple of this presentation time: 60s, 10m. Each file starts with a keyframe and plays alone; -o must contain {n}. --frames and --duration count the whole recording.", valueName: "time"))
+    var segmentTime: DurationArgument?
+
+    @Option(name: .long, help: ArgumentHelp("Start a new file once one holds this many bytes: 500M, 2G. A file may exceed it by the few frames the encoder holds back; -o must contain {n}.", valueName: "bytes"))
+    var segmentSize: DecimalQuantity?
+
+    @Option(name: .long, help: ArgumentHelp("With --segment-time or --segment-size: keep only the newest n files, deleting the oldest as a new one starts.", valueName: "n"))
+    var maxFiles: Int?
 
     @Option(name: .long, help: ArgumentHelp("Stop after this many frames have been written.", valueName: "n"))
     var frames: Int?
@@ -91,6 +100,56 @@ struct OutputOptions: ParsableArguments {
 
     @Option(name: .long, help: ArgumentHelp("Write a JSON summary (schema 1) to a file, or '-' for standard output.", valueName: "path"))
     var jsonSummary: String?
+
+    /// When the output is split into files; nil for one file.
+    var segmentPolicy: SegmentPolicy? {
+        guard segmentTime != nil || segmentSize != nil else { return nil }
+        return SegmentPolicy(duration: segmentTime?.seconds, maxBytes: segmentSize?.value)
+    }
+
+    /// The segmenting options given, for messages.
+    var segmentOptions: String {
+        [segmentTime.map { _ in "--segment-time" }, segmentSize.map { _ in "--segment-size" }]
+            .compactMap { $0 }.joined(separator: " and ")
+    }
+
+    /// `-o`, or the default name in the current directory (numbered when segmenting).
+    func template() throws(OutputTemplateError) -> OutputTemplate {
+        try OutputTemplate(output ?? (segmentPolicy == nil ? "vtrecord-%Y%m%d-%H%M%S.h264"
+                                                            : "vtrecord-%Y%m%d-%H%M%S-{n}.h264"))
+    }
+
+    /// Not named validate(): swift-argument-parser would call that on its own, ahead of the
+    /// command's checks.
+    func validateOutput() throws {
+        let template: OutputTemplate
+        do throws(OutputTemplateError) {
+            template = try self.template()
+        } catch {
+            throw ValidationError(error.description)
+        }
+        if let maxFiles {
+            guard segmentPolicy != nil else {
+                throw ValidationError("--max-files applies to segments: add --segment-time or --segment-size")
+            }
+            guard maxFiles >= 1 else { throw ValidationError("--max-files must be at least 1") }
+        }
+        guard segmentPolicy != nil else { return }
+        if template.isStandardOutput {
+            throw ValidationError("\(segmentOptions) writes several files, not standard output: give -o a file template such as 'rec-{n:03}.h264'")
+        }
+        if !template.numbersSegments {
+            throw ValidationError("\(segmentOptions) needs {n} in -o so that every file has a name of its own, e.g. -o '\(Self.numbered(template.text))'")
+        }
+    }
+
+    /// A suggestion: `name.h264` → `name-{n:03}.h264`.
+    static func numbered(_ path: String) -> String {
+        let url = URL(fileURLWithPath: path)
+        let ext = url.pathExtension
+        guard !ext.isEmpty else { return path + "-{n:03}" }
+        return String(path.dropLast(ext.count + 1)) + "-{n:03}." + ext
+    }
 }
 
 struct EncoderOptions: ParsableArguments {
@@ -191,6 +250,7 @@ extension VTRecord {
         if let frames = output.frames, frames < 1 {
             throw ValidationError("--frames must be at least 1")
         }
+        try output.validateOutput()
         do throws(UsageError) {
             var settings = encoder.settings()
             settings.frameRate = input.fps?.rate ?? settings.frameRate
@@ -226,11 +286,10 @@ extension VTRecord {
             for notice in selection.notices { logger.notice("\(notice)") }
         }
 
-        let outputPath = output.output ?? Self.defaultOutputName()
+        let template = try output.template()
         let inputName = input.input ?? camera?.path ?? "test-pattern"
-        if !output.quiet && outputPath != "-" {
-            logger.notice("recording \(inputName == "-" ? "standard input" : inputName) to \(outputPath)")
-        }
+        let segments = output.segmentPolicy
+        let deviceName = Self.deviceName(camera: camera?.path, input: input.input)
 
         let timestampLog = try input.timestamps.map { path throws(OutputError) in
             try TimestampLog(path: path, overwrite: output.overwrite)
@@ -242,6 +301,7 @@ extension VTRecord {
             retiming: input.input != nil ? input.fps?.rate : nil,
             timing: format.isLive && input.timing == .cfr ? format.frameRate : nil,
             timestamps: timestampLog,
+            segments: segments,
             progress: progress,
             makeSession: { handler in
                 try selection.makeSession(width: format.width, height: format.height, pixelFormat: format.pixelFormat,
@@ -249,8 +309,17 @@ extension VTRecord {
                                           notice: { [quiet = output.quiet] text in if !quiet { logger.notice("\(text)") } },
                                           output: handler)
             },
-            makeWriter: { [overwrite = output.overwrite] in
-                try AnnexBWriter(path: outputPath, overwrite: overwrite)
+            makeWriter: { [output] in
+                let writer = try SegmentWriter(template: template, device: deviceName,
+                                               preset: nil, overwrite: output.overwrite,
+                                               maxFiles: output.maxFiles,
+                                               warn: { text in logger.warning("\(text)") })
+                if !output.quiet && !template.isStandardOutput {
+                    let target = segments.map { Self.describe($0, template: template, maxFiles: output.maxFiles) }
+                        ?? writer.currentPath
+                    logger.notice("recording \(inputName == "-" ? "standard input" : inputName) to \(target)")
+                }
+                return writer
             })
         SignalMonitor.start(
             onFirst: { name in
@@ -260,7 +329,9 @@ extension VTRecord {
             onSecond: { recorder.abort(status: ExitStatus.aborted.rawValue) })
 
         let result = recorder.run()
-        let summary = RecordingSummary(result: result, input: inputName, output: outputPath,
+        // The name chosen when -o was not given, unless there are several.
+        let outputName = output.output ?? (segments == nil ? result.segments.first : nil) ?? template.text
+        let summary = RecordingSummary(result: result, input: inputName, output: outputName,
                                        format: format, camera: camera?.negotiation,
                                        realTime: realTime)
         if !output.quiet && result.statistics.framesEncoded > 0 {
@@ -303,18 +374,36 @@ extension VTRecord {
         try writeWholeFile(path: path, bytes: Array(summary.jsonData()))
     }
 
-    static func defaultOutputName() -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.dateFormat = "yyyyMMdd-HHmmss"
-        return "vtrecord-\(formatter.string(from: Date())).h264"
+    /// `{device}` in -o: the camera's node name (`video0`), the input file's name without its
+    /// extension, `stdin`, or `test-pattern`.
+    static func deviceName(camera: String?, input: String?) -> String {
+        if let camera { return URL(fileURLWithPath: camera).lastPathComponent }
+        guard let input else { return "test-pattern" }
+        return input == "-" ? "stdin" : URL(fileURLWithPath: input).deletingPathExtension().lastPathComponent
+    }
+
+    /// "seg-{n}.h264, a new file every 2 s, keeping the newest 3".
+    static func describe(_ policy: SegmentPolicy, template: OutputTemplate, maxFiles: Int?) -> String {
+        var rules: [String] = []
+        if let duration = policy.duration { rules.append(String(format: "every %g s", duration)) }
+        if let bytes = policy.maxBytes { rules.append("at \(formatDecimalQuantity(bytes)) bytes") }
+        var text = "\(template.text), a new file \(rules.joined(separator: " or "))"
+        if let maxFiles { text += ", keeping the newest \(maxFiles)" }
+        return text
+    }
+
+    /// Where the frames went: standard output, a file, or a run of files.
+    static func target(_ s: RecordingSummary) -> String {
+        guard let first = s.segments.first, let last = s.segments.last else { return s.output }
+        if s.segments.count == 1 { return first == "-" ? "standard output" : first }
+        return "\(s.segments.count) files, \(first) … \(last)"
     }
 
     static func describe(_ s: RecordingSummary, result: RecordingResult) -> String {
         let media = Double(s.framesEncoded) / (FrameRate(parsing: s.format.fps)?.framesPerSecond ?? 1)
         var line = String(format: "wrote %d frames (%.2f s, %d keyframes, %@ bytes, %.2f Mbit/s) to %@ in %.2f s (%.1f fps)",
                           s.framesEncoded, media, s.keyframes, "\(s.bytes)", Double(s.bitrate) / 1e6,
-                          s.output == "-" ? "standard output" : s.output, s.seconds, s.encodeFPS)
+                          target(s), s.seconds, s.encodeFPS)
         if s.droppedQueue > 0 { line += "; \(s.droppedQueue) frames dropped because the encoder fell behind" }
         if s.droppedDriver > 0 { line += "; \(s.droppedDriver) frames dropped by the camera driver" }
         if s.framesBad > 0 { line += "; \(s.framesBad) damaged frames skipped" }
