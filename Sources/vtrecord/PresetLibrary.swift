@@ -40,11 +40,15 @@ struct PresetLibrary: Sendable {
         reference.contains("/") || reference.hasSuffix(".toml")
     }
 
+    /// What a `--preset` value is called: the name, or a file's name without `.toml`.
+    static func name(of reference: String) -> String {
+        isPath(reference) ? URL(fileURLWithPath: reference).deletingPathExtension().lastPathComponent : reference
+    }
+
     /// Reads and checks one preset.
     func load(_ reference: String) throws -> Preset {
         if Self.isPath(reference) {
-            let name = URL(fileURLWithPath: reference).deletingPathExtension().lastPathComponent
-            return try Preset(name: name, origin: .file(reference), text: try Self.read(reference))
+            return try Preset(name: Self.name(of: reference), origin: .file(reference), text: try Self.read(reference))
         }
         guard reference.allSatisfy({ $0.isLetter || $0.isNumber || "-_.+".contains($0) }), !reference.isEmpty else {
             throw UsageError("--preset \(reference): not a preset name; give a name from 'vtrecord presets list' or a path")

@@ -311,7 +311,8 @@ extension VTRecord {
             },
             makeWriter: { [output] in
                 let writer = try SegmentWriter(template: template, device: deviceName,
-                                               preset: nil, overwrite: output.overwrite,
+                                               preset: presets.isEmpty ? nil : presets.map(PresetLibrary.name(of:)).joined(separator: "+"),
+                                               overwrite: output.overwrite,
                                                maxFiles: output.maxFiles,
                                                warn: { text in logger.warning("\(text)") })
                 if !output.quiet && !template.isStandardOutput {

@@ -138,6 +138,16 @@ import VTTestSupport
         }
     }
 
+    @Test func theOutputTemplateNamesThePresets() throws {
+        let config = try TemporaryDirectory()
+        let mine = try Self.write("speed = \"ultrafast\"\n", name: "mine", in: config)
+        let dir = try TemporaryDirectory()
+        let r = try Self.run(["--preset", "low-latency", "--preset", mine, "--test-pattern", "--size", "160x120",
+                              "--frames", "3", "-o", dir.path("{preset}-{n}.h264"), "--quiet"], config: config)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == ["low-latency+mine-0.h264"])
+    }
+
     @Test func aSavedShowRecordsTheSame() throws {
         let config = try TemporaryDirectory()
         let show = try Self.run(["presets", "show", "low-latency", "--bitrate", "900k", "--rate-control", "cbr"], config: config)
