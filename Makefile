@@ -1,18 +1,20 @@
-# vtrecord — build, run, test.
+# vtrecord — build, run, test, install.
 #   make run ARGS="--test-pattern --duration 5s -o out.h264"
 #   make test
+#   make install PREFIX=/usr/local      (DESTDIR for staging, as packagers use it)
 
 SWIFT      ?= swift
 PREFIX     ?= /usr/local
+DESTDIR    ?=
 CONFIG     ?= release
 ARGS       ?=
 BIN        := .build/$(CONFIG)/vtrecord
 
 # Debian packages the build, the program and the tests need.
 DEB_PACKAGES := pkg-config libx264-dev libv4l-dev libva-dev libdrm-dev libyuv-dev libturbojpeg0-dev \
-                ffmpeg x264 v4l-utils vainfo mandoc bc
+                ffmpeg x264 v4l-utils vainfo mandoc man-db bc
 
-.PHONY: all deps build run test bench clean
+.PHONY: all deps build run test bench install uninstall clean
 
 all: build
 
@@ -50,6 +52,46 @@ test: deps
 # Speed against the x264 CLI, same input and settings, one run (not part of make test).
 bench: build
 	bench/encode-vs-x264.sh
+
+# Where make install puts things. The completion and unit directories are the ones
+# bash-completion, zsh, fish and systemd look in under /usr/local and /usr.
+RELEASE_BIN     := .build/release/vtrecord
+INSTALL_BIN     := $(DESTDIR)$(PREFIX)/bin
+INSTALL_MAN     := $(DESTDIR)$(PREFIX)/share/man/man1
+INSTALL_PRESETS := $(DESTDIR)$(PREFIX)/share/vtrecord/presets
+INSTALL_BASH    := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+INSTALL_ZSH     := $(DESTDIR)$(PREFIX)/share/zsh/site-functions
+INSTALL_FISH    := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+INSTALL_UNIT    := $(DESTDIR)$(PREFIX)/lib/systemd/system
+PRESET_FILES    := $(wildcard presets/*.toml)
+
+# Always a release build, whatever CONFIG says. The completion scripts come from the binary
+# being installed (swift-argument-parser writes them from its own command tree), so they
+# cannot drift from its options. The unit gets the prefix the binary really lives under.
+install: deps
+	$(SWIFT) build -c release
+	install -d "$(INSTALL_BIN)" "$(INSTALL_MAN)" "$(INSTALL_BASH)" "$(INSTALL_ZSH)" \
+	  "$(INSTALL_FISH)" "$(INSTALL_UNIT)"
+	install -m 755 $(RELEASE_BIN) "$(INSTALL_BIN)/vtrecord"
+	install -m 644 man/vtrecord.1 "$(INSTALL_MAN)/vtrecord.1"
+ifneq ($(PRESET_FILES),)
+	install -d "$(INSTALL_PRESETS)"
+	install -m 644 $(PRESET_FILES) "$(INSTALL_PRESETS)/"
+endif
+	$(RELEASE_BIN) --generate-completion-script bash > "$(INSTALL_BASH)/vtrecord"
+	$(RELEASE_BIN) --generate-completion-script zsh > "$(INSTALL_ZSH)/_vtrecord"
+	$(RELEASE_BIN) --generate-completion-script fish > "$(INSTALL_FISH)/vtrecord.fish"
+	sed 's|@PREFIX@|$(PREFIX)|g' systemd/vtrecord@.service > "$(INSTALL_UNIT)/vtrecord@.service"
+	chmod 644 "$(INSTALL_BASH)/vtrecord" "$(INSTALL_ZSH)/_vtrecord" "$(INSTALL_FISH)/vtrecord.fish" \
+	  "$(INSTALL_UNIT)/vtrecord@.service"
+
+# Removes the files install wrote and the one directory of vtrecord's own (share/vtrecord);
+# directories shared with other programs stay.
+uninstall:
+	rm -f "$(INSTALL_BIN)/vtrecord" "$(INSTALL_MAN)/vtrecord.1" "$(INSTALL_BASH)/vtrecord" \
+	  "$(INSTALL_ZSH)/_vtrecord" "$(INSTALL_FISH)/vtrecord.fish" "$(INSTALL_UNIT)/vtrecord@.service"
+	for f in $(notdir $(PRESET_FILES)); do rm -f "$(INSTALL_PRESETS)/$$f"; done
+	rmdir "$(INSTALL_PRESETS)" "$(DESTDIR)$(PREFIX)/share/vtrecord" 2>/dev/null || true
 
 clean:
 	rm -rf .build
