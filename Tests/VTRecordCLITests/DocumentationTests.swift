@@ -6,37 +6,74 @@ import Testing
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
 
-    static func longOptions(inHelpOf arguments: [String]) throws -> Set<String> {
-        let help = try Tools.vtrecord(arguments)
-        let matches = help.stdoutText.matches(of: /--[a-z][a-z0-9-]+/).map { String($0.output) }
-        return Set(matches)
+    static func document(_ name: String) throws -> String {
+        try String(contentsOf: root.appendingPathComponent(name), encoding: .utf8)
     }
 
-    @Test func manPageAndReadmeCoverEveryOption() throws {
-        var options = try Self.longOptions(inHelpOf: ["--help"])
-        for command in [["inspect"], ["devices"], ["formats"], ["controls"], ["encoders"], ["presets", "list"], ["presets", "show"], ["batch"]] {
-            options.formUnion(try Self.longOptions(inHelpOf: ["help"] + command))
-        }
-        #expect(options.contains("--input") && options.contains("--json-summary") && options.contains("--control"))
-        let man = try String(contentsOf: Self.root.appendingPathComponent("man/vtrecord.1"), encoding: .utf8)
-        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
-        for option in options.subtracting(["--help", "--version"]) {
-            let name = String(option.dropFirst(2))
-            #expect(man.contains("Fl -\(name)"), "man/vtrecord.1 does not document \(option)")
-            #expect(readme.contains(option), "README.md does not mention \(option)")
+    /// The dump is what the checks below trust, so first make sure it is read right: it holds
+    /// the options and commands known to exist, and every option any help text names.
+    @Test func commandTreeHoldsWhatHelpShows() throws {
+        let tree = try CommandTree.ofBuiltBinary()
+        #expect(tree.root.path.isEmpty)
+        #expect(tree.root.options.isSuperset(of: ["--input", "--test-pattern", "--json-summary", "--control",
+                                                  "-o", "--output", "--realtime", "--no-realtime", "--help", "--version"]))
+        let paths = Set(tree.commands.map(\.path))
+        #expect(paths.isSuperset(of: [["devices"], ["formats"], ["controls"], ["encoders"], ["inspect"],
+                                      ["presets"], ["presets", "list"], ["presets", "show"], ["batch"]]), "\(paths)")
+        #expect(!paths.contains(["help"]))
+        #expect(tree.commands.first { $0.path == ["formats"] }?.options.contains("--device") == true)
+        for command in tree.commands {
+            let help = try Tools.vtrecord(command.path.isEmpty ? ["--help"] : ["help"] + command.path)
+            #expect(help.status == 0, "\(command.name) --help: \(help.stderr)")
+            let named = Set(help.stdoutText.matches(of: /--[a-z][a-z0-9-]+/).map { String($0.output) })
+            #expect(named.subtracting(tree.allOptions).isEmpty,
+                    "\(command.name) --help names options the dump lacks: \(named.subtracting(tree.allOptions).sorted())")
         }
     }
 
-    @Test func manPageAndReadmeCoverEveryCommand() throws {
-        let help = try Tools.vtrecord(["--help"]).stdoutText
-        let listed = help.components(separatedBy: "SUBCOMMANDS:").last ?? ""
-        let commands = listed.matches(of: #/\n  ([a-z]+) /#).map { String($0.output.1) }.filter { $0 != "help" }
-        #expect(Set(commands) == ["devices", "formats", "controls", "encoders", "inspect", "presets", "batch"], "\(listed)")
-        let man = try String(contentsOf: Self.root.appendingPathComponent("man/vtrecord.1"), encoding: .utf8)
-        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
-        for command in commands {
-            #expect(man.contains(".It Cm \(command)"), "man/vtrecord.1 does not describe \(command)")
-            #expect(readme.contains("vtrecord \(command)"), "README.md does not mention \(command)")
+    /// Each command has an entry of its own in the man page, and each of its options an entry
+    /// within it; the man page has no entry for an option the binary lacks.
+    @Test func manPageHasAnEntryForEveryCommandAndOption() throws {
+        let tree = try CommandTree.ofBuiltBinary()
+        let man = DocumentedCommands.manPage(try Self.document("man/vtrecord.1"))
+        for command in tree.commands {
+            if !command.path.isEmpty {
+                #expect(man.commands.contains(command.path),
+                        "man/vtrecord.1 has no '.It Cm \(command.path.joined(separator: " "))' entry")
+            }
+            let missing = command.documentedOptions.subtracting(man.options[command.path] ?? [])
+            #expect(missing.isEmpty, "man/vtrecord.1 has no '.It Fl' entry under \(command.name) for \(missing.sorted())")
+        }
+        let unknown = man.allOptions.subtracting(tree.allOptions)
+        #expect(unknown.isEmpty, "man/vtrecord.1 documents options vtrecord does not have: \(unknown.sorted())")
+    }
+
+    @Test func manPageSynopsisShowsEveryCommand() throws {
+        let tree = try CommandTree.ofBuiltBinary()
+        let synopsis = DocumentedCommands.manPageSynopsis(try Self.document("man/vtrecord.1"))
+        for command in tree.commands where !command.path.isEmpty {
+            #expect(synopsis.contains(command.path), "SYNOPSIS of man/vtrecord.1 lacks \(command.name)")
+        }
+    }
+
+    /// The README's option reference: a heading per command, a line per option under it, and
+    /// no line for an option that command does not have.
+    @Test func readmeOptionReferenceHasALineForEveryOption() throws {
+        let tree = try CommandTree.ofBuiltBinary()
+        let readme = DocumentedCommands.readme(try Self.document("README.md"))
+        #expect(!readme.commands.isEmpty, "README.md has no '## Option reference' section with command headings")
+        for command in tree.commands {
+            #expect(readme.commands.contains(command.path),
+                    "README.md option reference has no '### `\(command.name)`' heading")
+            let documented = readme.options[command.path] ?? []
+            let missing = command.documentedOptions.subtracting(documented)
+            #expect(missing.isEmpty, "README.md option reference lacks lines under \(command.name) for \(missing.sorted())")
+            let unknown = documented.subtracting(command.options)
+            #expect(unknown.isEmpty, "README.md option reference lists under \(command.name) options it does not have: \(unknown.sorted())")
+        }
+        let commands = Set(tree.commands.map(\.path))
+        for path in readme.commands where !commands.contains(path) {
+            Issue.record("README.md option reference has a heading for vtrecord \(path.joined(separator: " ")), which does not exist")
         }
     }
 
@@ -47,8 +84,8 @@ import Testing
 
     @Test func exitCodesAgreeEverywhere() throws {
         let help = try Tools.vtrecord(["--help"]).stdoutText
-        let man = try String(contentsOf: Self.root.appendingPathComponent("man/vtrecord.1"), encoding: .utf8)
-        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let man = try Self.document("man/vtrecord.1")
+        let readme = try Self.document("README.md")
         for code in ["0", "1", "2", "3", "4", "5", "130"] {
             #expect(help.contains("  \(code)  ") || help.contains("  \(code) "), "--help lacks exit code \(code)")
             #expect(man.contains(".It \(code)\n"), "man page lacks exit code \(code)")
