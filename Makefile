@@ -8,6 +8,8 @@ PREFIX     ?= /usr/local
 DESTDIR    ?=
 CONFIG     ?= release
 ARGS       ?=
+# Extra flags for the release build of make install (the install test passes --ignore-lock).
+SWIFT_BUILD_FLAGS ?=
 BIN        := .build/$(CONFIG)/vtrecord
 
 # Debian packages the build, the program and the tests need.
@@ -69,7 +71,7 @@ PRESET_FILES    := $(wildcard presets/*.toml)
 # being installed (swift-argument-parser writes them from its own command tree), so they
 # cannot drift from its options. The unit gets the prefix the binary really lives under.
 install: deps
-	$(SWIFT) build -c release
+	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS)
 	install -d "$(INSTALL_BIN)" "$(INSTALL_MAN)" "$(INSTALL_BASH)" "$(INSTALL_ZSH)" \
 	  "$(INSTALL_FISH)" "$(INSTALL_UNIT)"
 	install -m 755 $(RELEASE_BIN) "$(INSTALL_BIN)/vtrecord"
