@@ -34,7 +34,7 @@ struct VTRecord: ParsableCommand {
             EXIT STATUS:
               0    success, including a clean stop by SIGINT or SIGTERM
               1    unexpected failure
-              2    bad usage, bad option value or unreadable input file
+              2    bad usage, bad option value, bad preset or unreadable input file
               3    capture device error (missing, busy, unsupported, unplugged)
               4    encoder error
               5    output error (cannot write, file exists, disk full, pipe closed)
