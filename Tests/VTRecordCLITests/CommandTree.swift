@@ -14,6 +14,8 @@ struct CommandTree {
         /// every command by itself (`--help`, `-h`, `--version`, described once, for the root)
         /// and options hidden from `--help`.
         var documentedOptions: Set<String>
+        /// Whether it has subcommands (`presets`); such a command may be only a name for them.
+        var hasSubcommands: Bool
 
         var name: String { (["vtrecord"] + path).joined(separator: " ") }
     }
@@ -41,8 +43,10 @@ struct CommandTree {
                 if argument.shouldDisplay { documented.formUnion(names) }
             }
             if !path.isEmpty { documented.subtract(Self.parserOptions) }
-            commands.append(Command(path: path, options: options, documentedOptions: documented))
-            for sub in command.subcommands ?? [] where sub.commandName != "help" {
+            let subcommands = (command.subcommands ?? []).filter { $0.commandName != "help" }
+            commands.append(Command(path: path, options: options, documentedOptions: documented,
+                                    hasSubcommands: !subcommands.isEmpty))
+            for sub in subcommands {
                 walk(sub, path: path + [sub.commandName])
             }
         }
