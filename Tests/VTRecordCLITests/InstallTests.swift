@@ -101,17 +101,36 @@ import Testing
         }
     }
 
-    /// Every preset file of the source tree is installed, unchanged.
-    /// When `vtrecord presets list` exists, this is also where the installed binary must list
-    /// them as found under PREFIX/share/vtrecord/presets.
+    /// Every preset file of the source tree is installed unchanged, and the installed binary
+    /// finds them there (PREFIX/share/vtrecord/presets, ahead of its built-in copies) when the
+    /// user has none of their own.
     func checkInstalledPresets(_ installed: InstalledFiles) throws {
         let source = DocumentationTests.root.appendingPathComponent("presets")
-        let shipped = ((try? FileManager.default.contentsOfDirectory(atPath: source.path)) ?? [])
-            .filter { $0.hasSuffix(".toml") }
+        let shipped = try FileManager.default.contentsOfDirectory(atPath: source.path)
+            .filter { $0.hasSuffix(".toml") }.sorted()
+        try #require(shipped.count >= 7, "presets/ holds \(shipped)")
         for name in shipped {
             let copy = FileManager.default.contents(atPath: "\(installed.presetDirectory)/\(name)")
             #expect(copy == FileManager.default.contents(atPath: source.appendingPathComponent(name).path),
                     "\(name) is not installed in \(installed.presetDirectory)")
+        }
+
+        let emptyConfig = try TemporaryDirectory()
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CONFIG_HOME"] = emptyConfig.url.path
+        let list = try Tools.run(installed.binary, ["presets", "list", "--json"], environment: environment)
+        try #require(list.status == 0, "installed vtrecord presets list: \(list.stderr)")
+        struct Listed: Decodable {
+            var name: String
+            var source: String
+            var path: String?
+        }
+        let listed = try JSONDecoder().decode([Listed].self, from: list.stdout)
+        for file in shipped {
+            let name = String(file.dropLast(".toml".count))
+            let entry = listed.first { $0.name == name }
+            #expect(entry?.source == "file" && entry?.path == "\(installed.presetDirectory)/\(file)",
+                    "installed vtrecord presets list shows \(name) as \(String(describing: entry))")
         }
     }
 
