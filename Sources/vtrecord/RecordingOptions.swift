@@ -1,0 +1,227 @@
+import ArgumentParser
+import Foundation
+import Logging
+import VTCapture
+import VTCore
+import VTEncoding
+import VTOutput
+import VTRecorder
+
+/// `--device`, in a group of its own because the recording command and the camera commands
+/// (formats, controls) both take it: swift-argument-parser hands the root command every
+/// `--device` on the line, and a subcommand gets the value by including the same group.
+struct DeviceOption: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The V4L2 camera, such as /dev/video0 (the default when no other source is given) or a /dev/v4l/by-id/ link.", valueName: "path"))
+    var device: String?
+
+    /// The camera used when no `--device` is given.
+    static let defaultPath = "/dev/video0"
+
+    /// `--device`, or the default camera.
+    var path: String { device ?? Self.defaultPath }
+}
+
+/// `--va-device`, a group of its own for the same reason as `--device`: the recording command
+/// and `encoders` both take it.
+struct VADeviceOption: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("VA-API device (DRM render node). Default: the first /dev/dri/renderD* that can encode H.264 (for 'encoders': every one).", valueName: "path"))
+    var vaDevice: String?
+}
+
+struct InputOptions: ParsableArguments {
+    @OptionGroup var camera: DeviceOption
+
+    var device: String? { camera.device }
+
+    @Option(name: .long, help: ArgumentHelp("Read frames from a Y4M file, or '-' for standard input.", valueName: "path"))
+    var input: String?
+
+    @Flag(name: .long, help: "Record the built-in test pattern (moving content with a frame counter).")
+    var testPattern = false
+
+    @Option(name: .long, help: ArgumentHelp("Picture size of the camera or the test pattern, as WxH (default 1280x720).", valueName: "WxH"))
+    var size: FrameSize?
+
+    @Option(name: .long, help: ArgumentHelp("Frame rate: 30, 30000/1001 or 29.97. Default: the input's rate; 30 for a camera and the test pattern.", valueName: "rate"))
+    var fps: FrameRateArgument?
+
+    @Option(name: .long, help: "Camera pixel format: auto (default: raw 4:2:0, then YUYV, then MJPEG when raw cannot reach the rate), yuyv, nv12, yu12, mjpeg.")
+    var format: CameraFormatArgument = .auto
+
+    @Flag(name: .long, help: "Fail (exit 3) instead of going on when the camera cannot give the asked format, size or rate.")
+    var strictFormat = false
+
+    @Option(name: .long, help: ArgumentHelp("Camera capture buffers, 2–32 (default 8).", valueName: "n"))
+    var buffers: Int = 8
+
+    @Flag(name: .long, help: "When the camera is unplugged, wait for it to come back and go on in the same file (the gap is counted).")
+    var reconnect = false
+
+    @Option(name: .customLong("control"), help: ArgumentHelp("Set a camera control before recording, e.g. brightness=20 or power_line_frequency=50hz (repeatable; 'vtrecord controls' lists them). Values: integers, 0/1/true/false, menu items by index or name.", valueName: "name=value"))
+    var controls: [ControlSetting] = []
+
+    @Option(name: .long, help: "Live sources: cfr (default) puts frames on the nominal frame grid, repeating a frame into an empty slot and keeping the later of two in one slot, so the file plays at the right speed; passthrough encodes every captured frame once.")
+    var timing: TimingArgument = .cfr
+
+    @Option(name: .long, help: ArgumentHelp("Write the time of every encoded frame to a file (mkvmerge timestamp format v2).", valueName: "path"))
+    var timestamps: String?
+
+    /// Which source the options name; nil when none is named (the default camera, if any).
+    var namedSources: [String] {
+        [device.map { _ in "--device" }, input.map { _ in "--input" }, testPattern ? "--test-pattern" : nil]
+            .compactMap { $0 }
+    }
+}
+
+struct OutputOptions: ParsableArguments {
+    @Option(name: [.short, .long], help: ArgumentHelp("Output file, or '-' for standard output (default: vtrecord-%Y%m%d-%H%M%S.h264, and vtrecord-%Y%m%d-%H%M%S-{n}.h264 when segmenting). A template: strftime fields such as %Y%m%d-%H%M%S (%% for a percent sign), {device}, {preset}, and {n}, the segment number ({n:03} pads it to 3 digits), expanded as each file starts.", valueName: "path"))
+    var output: String?
+
+    @Flag(name: .long, help: "Replace an existing output file (or segment file).")
+    var overwrite = false
+
+    @Option(name: .long, help: ArgumentHelp("Start a new file at every multiple of this presentation time: 60s, 10m. Each file starts with a keyframe and plays alone; -o must contain {n}. --frames and --duration count the whole recording.", valueName: "time"))
+    var segmentTime: DurationArgument?
+
+    @Option(name: .long, help: ArgumentHelp("Start a new file once one holds this many bytes: 500M, 2G. A file may exceed it by the few frames the encoder holds back; -o must contain {n}.", valueName: "bytes"))
+    var segmentSize: DecimalQuantity?
+
+    @Option(name: .long, help: ArgumentHelp("With --segment-time or --segment-size: keep only the newest n files, deleting the oldest as a new one starts.", valueName: "n"))
+    var maxFiles: Int?
+
+    @Option(name: .long, help: ArgumentHelp("Stop after this many frames have been written.", valueName: "n"))
+    var frames: Int?
+
+    @Option(name: .long, help: ArgumentHelp("Stop after this much presentation time: 10s, 1m30s, 500ms.", valueName: "time"))
+    var duration: DurationArgument?
+
+    @Flag(name: .long, help: "Print nothing but errors.")
+    var quiet = false
+
+    @Option(name: .long, help: ArgumentHelp("Write a JSON summary (schema 1) to a file, or '-' for standard output.", valueName: "path"))
+    var jsonSummary: String?
+
+    /// When the output is split into files; nil for one file.
+    var segmentPolicy: SegmentPolicy? {
+        guard segmentTime != nil || segmentSize != nil else { return nil }
+        return SegmentPolicy(duration: segmentTime?.seconds, maxBytes: segmentSize?.value)
+    }
+
+    /// The segmenting options given, for messages.
+    var segmentOptions: String {
+        [segmentTime.map { _ in "--segment-time" }, segmentSize.map { _ in "--segment-size" }]
+            .compactMap { $0 }.joined(separator: " and ")
+    }
+
+    /// `-o`, or the default name in the current directory (numbered when segmenting).
+    func template() throws(OutputTemplateError) -> OutputTemplate {
+        try OutputTemplate(output ?? (segmentPolicy == nil ? "vtrecord-%Y%m%d-%H%M%S.h264"
+                                                            : "vtrecord-%Y%m%d-%H%M%S-{n}.h264"))
+    }
+
+    /// Not named validate(): swift-argument-parser would call that on its own, ahead of the
+    /// command's checks.
+    func validateOutput() throws {
+        let template: OutputTemplate
+        do throws(OutputTemplateError) {
+            template = try self.template()
+        } catch {
+            throw ValidationError(error.description)
+        }
+        if let maxFiles {
+            guard segmentPolicy != nil else {
+                throw ValidationError("--max-files applies to segments: add --segment-time or --segment-size")
+            }
+            guard maxFiles >= 1 else { throw ValidationError("--max-files must be at least 1") }
+        }
+        guard segmentPolicy != nil else { return }
+        if template.isStandardOutput {
+            throw ValidationError("\(segmentOptions) writes several files, not standard output: give -o a file template such as 'rec-{n:03}.h264'")
+        }
+        if !template.numbersSegments {
+            throw ValidationError("\(segmentOptions) needs {n} in -o so that every file has a name of its own, e.g. -o '\(Self.numbered(template.text))'")
+        }
+    }
+
+    /// A suggestion: `name.h264` → `name-{n:03}.h264`.
+    static func numbered(_ path: String) -> String {
+        let url = URL(fileURLWithPath: path)
+        let ext = url.pathExtension
+        guard !ext.isEmpty else { return path + "-{n:03}" }
+        return String(path.dropLast(ext.count + 1)) + "-{n:03}." + ext
+    }
+}
+
+struct EncoderOptions: ParsableArguments {
+    @Option(name: .long, help: "Encoder: auto (default: VA-API hardware when a device can encode with these settings, else x264, saying which and why), vaapi (hardware or exit 4), x264.")
+    var encoder: EncoderChoice = .auto
+
+    @OptionGroup var vaDeviceOption: VADeviceOption
+
+    var vaDevice: String? { vaDeviceOption.vaDevice }
+
+    @Option(name: .long, help: ArgumentHelp("x264 preset: ultrafast … placebo (default medium).", valueName: "preset"))
+    var speed: String?
+
+    @Option(name: .long, help: ArgumentHelp("x264 tune: film, animation, grain, stillimage, psnr, ssim, fastdecode, zerolatency.", valueName: "tune"))
+    var tune: String?
+
+    @Option(name: .long, help: "H.264 profile (baseline means Constrained Baseline).")
+    var profile: EncoderSettings.Profile?
+
+    @Option(name: .long, help: ArgumentHelp("H.264 level: 3.1, 4, 4.1 … or auto.", valueName: "level"))
+    var level: LevelArgument?
+
+    @Option(name: .long, help: ArgumentHelp("Longest distance between keyframes: frames (60) or time (2s). Default 2s.", valueName: "n|time"))
+    var keyint: KeyIntervalArgument?
+
+    @Option(name: .long, help: ArgumentHelp("B-frames between references; 0 turns frame reordering off.", valueName: "n"))
+    var bframes: Int?
+
+    @Option(name: .long, help: "Entropy coding.")
+    var entropy: EncoderSettings.Entropy?
+
+    @Option(name: .long, help: "Rate control: crf (default), cqp, abr, vbr (with --max-bitrate), cbr.")
+    var rateControl: EncoderSettings.RateControl?
+
+    @Option(name: .long, help: ArgumentHelp("Constant quality, 0–51 (default 23; lower is better).", valueName: "q"))
+    var crf: Double?
+
+    @Option(name: .long, help: ArgumentHelp("Constant quantiser, 0–51 (with --rate-control cqp).", valueName: "qp"))
+    var qp: Int?
+
+    @Option(name: .long, help: ArgumentHelp("Average bit rate in bit/s: 2M, 500k.", valueName: "rate"))
+    var bitrate: DecimalQuantity?
+
+    @Option(name: .long, help: ArgumentHelp("Peak bit rate in bit/s (the VBV maximum).", valueName: "rate"))
+    var maxBitrate: DecimalQuantity?
+
+    @Option(name: .long, help: ArgumentHelp("VBV buffer in bytes: 250k (default: one second of the peak rate).", valueName: "bytes"))
+    var bufsize: DecimalQuantity?
+
+    @Option(name: .long, help: ArgumentHelp("Encoder threads (0 = automatic).", valueName: "n"))
+    var threads: Int?
+
+    @Flag(inversion: .prefixedNo, help: "Never block the source: drop frames at the queue when the encoder falls behind (default: on for live sources, off for files).")
+    var realtime: Bool?
+
+    func settings() -> EncoderSettings {
+        var s = EncoderSettings()
+        if let speed { s.speed = speed }
+        s.tune = tune
+        s.profile = profile
+        s.level = level?.level
+        if let keyint { s.keyFrameInterval = keyint.interval }
+        s.bFrames = bframes
+        s.entropy = entropy
+        s.rateControl = rateControl
+        s.crf = crf
+        s.qp = qp
+        s.bitRate = bitrate?.value
+        s.maxBitRate = maxBitrate?.value
+        s.bufferSize = bufsize?.value
+        s.threads = threads
+        s.realTime = realtime
+        return s
+    }
+}
