@@ -5,7 +5,8 @@ import Glibc
 #endif
 
 /// A file or standard input read with read(2): header lines through a small read-ahead
-/// buffer, pictures straight into the caller's memory so each byte is copied once.
+/// buffer, pictures straight into the caller's memory so each byte is copied once — or, from
+/// a regular file, mapped so they are not copied at all.
 ///
 /// Works the same on pipes, where read(2) returns whatever has arrived, as on files. Used by
 /// one thread at a time; a `StopSignal` interrupts a read that waits on a pipe.
@@ -112,6 +113,48 @@ final class InputFile {
         }
         offset += Int64(count - buffered)
         return .filled
+    }
+
+    /// Bytes of a regular file mapped into memory, read-only.
+    struct Mapping {
+        /// Where the asked bytes start.
+        let bytes: UnsafeMutableRawPointer
+        /// What munmap(2) takes back: the mapping starts at a page boundary before `bytes`.
+        let base: UnsafeMutableRawPointer
+        let length: Int
+    }
+
+    /// Whether pictures can be mapped (`map`) instead of read.
+    var isRegularFile: Bool { !mayBlock }
+
+    /// For a regular file, maps the next `count` bytes instead of reading them and moves past
+    /// them: the page cache's pages are used as they are, with no copy. Nil when the input
+    /// is not a regular file or holds fewer than `count` more bytes (then `read` says how the
+    /// input ends). The corresponding C function is `mmap`.
+    func map(_ count: Int) throws(CaptureError) -> Mapping? {
+        guard !mayBlock, count > 0 else { return nil }
+        var status = stat()
+        guard fstat(fd, &status) == 0, Int64(status.st_size) - offset >= Int64(count) else { return nil }
+        let page = Int64(sysconf(Int32(_SC_PAGESIZE)))
+        let alignedOffset = offset - offset % page
+        let lead = Int(offset - alignedOffset)
+        // Populated at once: one call instead of a page fault every few pages in the encoder.
+        guard let base = mmap(nil, count + lead, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, off_t(alignedOffset)),
+              base != MAP_FAILED else {
+            throw .readFailed(path: path, errno: errno)
+        }
+        let buffered = min(end - start, count)
+        consume(buffered)
+        let rest = count - buffered
+        if rest > 0 {
+            guard lseek(fd, off_t(rest), SEEK_CUR) >= 0 else {
+                let error = errno
+                munmap(base, count + lead)
+                throw .readFailed(path: path, errno: error)
+            }
+            offset += Int64(rest)
+        }
+        return Mapping(bytes: base + lead, base: base, length: count + lead)
     }
 
     private enum ReadResult {

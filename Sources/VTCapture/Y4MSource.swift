@@ -1,3 +1,4 @@
+import Dispatch
 import Logging
 import Synchronization
 import VTCore
@@ -10,9 +11,10 @@ import Glibc
 /// and most video tools write them.
 ///
 /// The stream header is read when the source is created, so `format` is known before the
-/// first frame. Each picture is read straight into a pooled `PixelBuffer`; when all
-/// `bufferCount` buffers are out, `nextFrame()` waits for the consumer to release one, which
-/// is how a file is read exactly as fast as the encoder takes it.
+/// first frame. A 4:2:0 picture of a regular file is mapped and leased to the encoder without
+/// a copy; from a pipe (or a mono stream) each picture is read straight into a pooled
+/// `PixelBuffer`. Either way the recorder's queue waits for the encoder, which is how a file
+/// is read exactly as fast as the encoder takes it.
 public final class Y4MSource: CaptureSource {
     public let format: SourceFormat
     /// The path as given; "-" is standard input.
@@ -23,6 +25,9 @@ public final class Y4MSource: CaptureSource {
     private let reader: Mutex<Reader>
     private let stopSignal: StopSignal
     private let pool: PixelBufferPool
+    /// Mapped pictures not yet released, at most as many as the pool has buffers, so a
+    /// consumer that holds pictures holds the reader back in both paths.
+    private let mappedSlots: DispatchSemaphore
     private let counters = Mutex(CaptureStatistics())
     private let sampling: Y4MStreamHeader.Sampling
     private let pictureSize: Int
@@ -87,6 +92,9 @@ public final class Y4MSource: CaptureSource {
         self.pool = PixelBufferPool(format: .i420, width: header.width, height: header.height,
                                     capacity: bufferCount)
         self.reader = Mutex(Reader(input: input))
+        // Started at zero and raised to the count: a semaphore freed below its starting value traps.
+        self.mappedSlots = DispatchSemaphore(value: 0)
+        for _ in 0..<bufferCount { mappedSlots.signal() }
     }
 
     public var statistics: CaptureStatistics { counters.withLock { $0 } }
@@ -131,6 +139,18 @@ public final class Y4MSource: CaptureSource {
             }
         }
 
+        let duration = format.frameRate.frameDuration
+        let pts = MediaTime(value: Int64(index) * duration.value, timescale: duration.timescale)
+        // A 4:2:0 picture of a regular file goes to the encoder straight from the page cache,
+        // as the x264 CLI reads its input; mono pictures need chroma added, so they are read.
+        if sampling != .mono && reader.input.isRegularFile {
+            mappedSlots.wait()
+            if let mapping = try mapNext(&reader) {
+                reader.frameIndex += 1
+                return CapturedFrame(buffer: mappedBuffer(mapping), pts: pts, sequence: UInt64(index))
+            }
+            mappedSlots.signal()
+        }
         let buffer = pool.take()
         let destination = UnsafeMutableRawBufferPointer(rebasing: buffer.contiguousBytes![..<pictureSize])
         let result: InputFile.FillResult
@@ -155,10 +175,44 @@ public final class Y4MSource: CaptureSource {
             fillNeutralChroma(buffer)
         }
         reader.frameIndex += 1
-        let duration = format.frameRate.frameDuration
-        return CapturedFrame(buffer: buffer,
-                             pts: MediaTime(value: Int64(index) * duration.value, timescale: duration.timescale),
-                             sequence: UInt64(index))
+        return CapturedFrame(buffer: buffer, pts: pts, sequence: UInt64(index))
+    }
+
+    /// The next picture mapped, or nil when the file holds less than a picture (then the read
+    /// path reports the truncated frame).
+    private func mapNext(_ reader: inout Reader) throws(CaptureError) -> InputFile.Mapping? {
+        do {
+            return try reader.input.map(pictureSize)
+        } catch {
+            mappedSlots.signal()
+            throw error
+        }
+    }
+
+    /// A picture leased from a mapping of the file; releasing it unmaps it.
+    private func mappedBuffer(_ mapping: InputFile.Mapping) -> PixelBuffer {
+        let width = format.width, height = format.height
+        var planes: [PixelPlane] = []
+        var offset = 0
+        for plane in 0..<PixelFormat.i420.planeCount {
+            let rowBytes = PixelFormat.i420.rowBytes(plane: plane, width: width)
+            let rows = PixelFormat.i420.rows(plane: plane, height: height)
+            // Read-only memory: the encoders only read their input pictures.
+            planes.append(PixelPlane(baseAddress: (mapping.bytes + offset).assumingMemoryBound(to: UInt8.self),
+                                     bytesPerRow: rowBytes, rowBytes: rowBytes, rows: rows))
+            offset += rowBytes * rows
+        }
+        let base = UnsafeMutableRawPointerBox(mapping.base)
+        let length = mapping.length
+        let slots = mappedSlots
+        let buffer = PixelBuffer(format: .i420, width: width, height: height, planes: planes) { _ in
+            // Fails only for an address and length that were not a mapping.
+            let result = munmap(base.pointer, length)
+            precondition(result == 0, "munmap of a picture mapping failed")
+            slots.signal()
+        }
+        buffer.beginLease()
+        return buffer
     }
 
     /// "FRAME" alone or followed by space-separated frame parameters, which vtrecord ignores:
@@ -182,4 +236,11 @@ public final class Y4MSource: CaptureSource {
             }
         }
     }
+}
+
+/// A mapping's address carried into the release hook, which runs on the encoder thread.
+/// `@unchecked Sendable`: the pointer is only passed to munmap, once, by whoever releases.
+private struct UnsafeMutableRawPointerBox: @unchecked Sendable {
+    let pointer: UnsafeMutableRawPointer
+    init(_ pointer: UnsafeMutableRawPointer) { self.pointer = pointer }
 }

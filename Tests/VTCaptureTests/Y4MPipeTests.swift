@@ -126,14 +126,31 @@ struct Y4MPipeTests {
         writerClosed.wait()
     }
 
-    @Test func heldBuffersHoldBackTheNextFrame() throws {
+    /// A regular file's pictures are mapped, a FIFO's read into pooled buffers; either way a
+    /// consumer holding `bufferCount` pictures holds the reader back.
+    @Test(arguments: [false, true])
+    func heldBuffersHoldBackTheNextFrame(throughFIFO: Bool) throws {
         let dir = try TemporaryDirectory()
-        let path = dir.path("input.y4m")
-        try Y4MSourceStreamTests.stream(header: Self.header, size: Self.pictureSize, frames: 4)
-            .write(to: URL(fileURLWithPath: path))
+        let path = dir.path(throughFIFO ? "input.fifo" : "input.y4m")
+        let data = Y4MSourceStreamTests.stream(header: Self.header, size: Self.pictureSize, frames: 4)
+        let written = DispatchSemaphore(value: 0)
+        if throughFIFO {
+            #expect(mkfifo(path, 0o600) == 0)
+            DispatchQueue.global().async {
+                let fd = open(path, O_WRONLY)
+                Self.trickle(data, to: fd)
+                close(fd)
+                written.signal()
+            }
+        } else {
+            try data.write(to: URL(fileURLWithPath: path))
+            written.signal()
+        }
         let source = try Y4MSource(path: path, bufferCount: 2)
         let first = try #require(try source.nextFrame())
         let second = try #require(try source.nextFrame())
+        // Mapped pictures are not the pool's buffers, which own their memory.
+        #expect((first.buffer.contiguousBytes == nil) == !throughFIFO)
 
         let delivered = DispatchSemaphore(value: 0)
         let third = Mutex<CapturedFrame?>(nil)
@@ -147,10 +164,15 @@ struct Y4MPipeTests {
         try #require(delivered.wait(timeout: .now() + 10) == .success)
         let frame = try #require(third.withLock { $0 })
         #expect(frame.sequence == 2)
-        #expect(frame.buffer === first.buffer)
+        if throughFIFO { #expect(frame.buffer === first.buffer) }
         #expect(pictureBytes(frame.buffer) == Y4MSourceStreamTests.picture(2, size: Self.pictureSize))
         frame.buffer.release()
         second.buffer.release()
+        let last = try #require(try source.nextFrame())
+        #expect(pictureBytes(last.buffer) == Y4MSourceStreamTests.picture(3, size: Self.pictureSize))
+        last.buffer.release()
+        #expect(try source.nextFrame() == nil)
+        written.wait()
     }
 }
 
