@@ -44,7 +44,7 @@ public struct ControlError: ReportableError, Equatable {
                 return "\(option): \(path) has no controls"
             }
             let typed = CameraControl.normalizedName(setting.name)
-            let close = NearestNames.editDistance(typed, nearest) <= max(2, typed.count / 3)
+            let close = NearestNames.suggestion(for: typed, in: [nearest]) != nil
             return "\(option): \(path) has no control named '\(setting.name)'"
                 + (close ? ": did you mean \(nearest)?" : "")
                 + " Its controls: \(known.joined(separator: ", "))"

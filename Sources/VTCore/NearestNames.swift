@@ -9,6 +9,15 @@ public enum NearestNames {
             .map(\.name)
     }
 
+    /// The known name `typed` is most likely a misspelling of, if one is close enough to say
+    /// so: a third of the name may be wrong, at least one character and at most as many as
+    /// leave something of it (so "x" does not suggest "qp").
+    public static func suggestion(for typed: String, in known: [String]) -> String? {
+        guard let nearest = ordered(typed, in: known).first else { return nil }
+        let distance = editDistance(typed, nearest)
+        return distance <= max(1, typed.count / 3) && distance < typed.count ? nearest : nil
+    }
+
     /// Levenshtein distance: insertions, deletions and substitutions of one character each.
     public static func editDistance(_ a: String, _ b: String) -> Int {
         let a = Array(a.utf8), b = Array(b.utf8)

@@ -18,23 +18,24 @@ public enum SignalMonitor {
     }
 
     /// Call before any other thread starts: threads inherit the blocked set.
-    public static func blockStopSignals() {
-        var set = stopSignals()
+    /// `hangUp` adds SIGHUP (a closed terminal) to the signals that stop.
+    public static func blockStopSignals(hangUp: Bool = false) {
+        var set = stopSignals(hangUp: hangUp)
         pthread_sigmask(SIG_BLOCK, &set, nil)
     }
 
     /// Starts the thread that waits for the signals. `onFirst` gets the signal's name.
-    public static func start(onFirst: @escaping @Sendable (String) -> Void,
+    public static func start(hangUp: Bool = false, onFirst: @escaping @Sendable (String) -> Void,
                              onSecond: @escaping @Sendable () -> Never) {
         let thread = Thread {
-            var set = stopSignals()
+            var set = stopSignals(hangUp: hangUp)
             var count = 0
             while true {
                 var received: Int32 = 0
                 guard sigwait(&set, &received) == 0 else { continue }
                 count += 1
                 if count == 1 {
-                    onFirst(received == SIGINT ? "SIGINT" : "SIGTERM")
+                    onFirst(received == SIGINT ? "SIGINT" : received == SIGHUP ? "SIGHUP" : "SIGTERM")
                 } else {
                     onSecond()
                 }
@@ -44,11 +45,12 @@ public enum SignalMonitor {
         thread.start()
     }
 
-    private static func stopSignals() -> sigset_t {
+    private static func stopSignals(hangUp: Bool) -> sigset_t {
         var set = sigset_t()
         sigemptyset(&set)
         sigaddset(&set, SIGINT)
         sigaddset(&set, SIGTERM)
+        if hangUp { sigaddset(&set, SIGHUP) }
         return set
     }
 }

@@ -28,11 +28,13 @@ struct Batch: ParsableCommand {
     var json = false
 
     func run() throws {
-        SignalMonitor.blockStopSignals()
+        // A closed terminal stops the batch like Ctrl-C: the running job must not go on alone.
+        SignalMonitor.blockStopSignals(hangUp: true)
         let batch = try BatchFile(path: file)
         let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        let runner = BatchRunner(executable: executable, jobs: batch.jobs)
+        let runner = try BatchRunner(executable: executable, jobs: batch.jobs)
         SignalMonitor.start(
+            hangUp: true,
             onFirst: { name in
                 writeToStandardError("vtrecord: \(name): finishing the running job; no more jobs will start")
                 runner.stop(signal: SIGINT)
@@ -40,6 +42,7 @@ struct Batch: ParsableCommand {
             onSecond: {
                 // The running job aborts on its own second signal, without cutting an access unit.
                 runner.stop(signal: SIGINT)
+                runner.cleanUp()
                 Glibc.exit(ExitStatus.aborted.rawValue)
             })
         let results = runner.run()
@@ -81,7 +84,10 @@ final class BatchRunner: @unchecked Sendable {
             let head = "job \(job.number) (\(job.name)): "
             if status == Self.notRun { return head + "not run (stopped by a signal)" }
             let frames = (summary?["frames_encoded"] as? Int).map { "\($0) frames" }
-            let output = (summary?["output"] as? String).map { "to \($0)" }
+            // The files written, not the -o template they were named from.
+            let files = summary?["segments"] as? [String] ?? []
+            let output = files.count > 1 ? "to \(files.count) files, \(files[0]) … \(files[files.count - 1])"
+                : (files.first ?? summary?["output"] as? String).map { "to \($0)" }
             let reason = (summary?["stop_reason"] as? String).map { "stopped by \($0)" }
             let details = [frames, output, reason].compactMap { $0 }.joined(separator: " ")
             if status == 0 { return head + "ok" + (details.isEmpty ? "" : ", " + details) }
@@ -91,17 +97,24 @@ final class BatchRunner: @unchecked Sendable {
 
     private let executable: String
     private let jobs: [BatchFile.Job]
+    /// A directory of the batch's own for the jobs' summaries and messages.
+    private let scratch: String
     private let lock = NSLock()
     private var child: Process?
     private var stopped = false
 
-    init(executable: String, jobs: [BatchFile.Job]) {
+    init(executable: String, jobs: [BatchFile.Job]) throws {
         self.executable = executable
         self.jobs = jobs
+        var template = Array((FileManager.default.temporaryDirectory.path + "/vtrecord-batch-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw UsageError("cannot make a temporary directory: \(String(cString: strerror(errno)))")
+        }
+        scratch = String(cString: made)
     }
 
-    /// Passes the signal to the running job (a signal sent to this process alone would not
-    /// reach it) and starts no further job.
+    /// Passes the signal to the running job (it runs in a process group of its own, so a
+    /// signal from the terminal reaches only this process) and starts no further job.
     func stop(signal: Int32) {
         lock.lock()
         defer { lock.unlock() }
@@ -109,38 +122,37 @@ final class BatchRunner: @unchecked Sendable {
         if let child, child.isRunning { kill(child.processIdentifier, signal) }
     }
 
+    /// Removes the scratch directory and what is in it.
+    func cleanUp() {
+        try? FileManager.default.removeItem(atPath: scratch)
+    }
+
     func run() -> [Result] {
-        var results: [Result] = []
-        for job in jobs {
-            let stop = lock.withLock { stopped }
-            if stop {
-                results.append(Result(job: job, status: Result.notRun, summary: nil, error: nil))
-                continue
-            }
-            results.append(run(job))
-        }
-        return results
+        defer { cleanUp() }
+        return jobs.map(run)
     }
 
     private func run(_ job: BatchFile.Job) -> Result {
+        let notRun = Result(job: job, status: Result.notRun, summary: nil, error: nil)
+        if lock.withLock({ stopped }) { return notRun }
         writeToStandardError("vtrecord: job \(job.number)/\(jobs.count) (\(job.name)) started")
-        let temporary = job.summaryPath == nil
-            ? FileManager.default.temporaryDirectory.appendingPathComponent("vtrecord-batch-\(getpid())-\(job.number).json").path
-            : nil
+        let temporary = job.summaryPath == nil ? "\(scratch)/\(job.number).json" : nil
         let summaryPath = job.summaryPath ?? temporary
-        defer { if let temporary { unlink(temporary) } }
-        let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("vtrecord-batch-\(getpid())-\(job.number).err")
-        defer { unlink(errorFile.path) }
+        // A summary file the job names may be left from before: it counts only if the job wrote it.
+        let before = summaryPath.flatMap(Self.identity)
+        let errorFile = "\(scratch)/\(job.number).err"
 
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = job.arguments + (temporary.map { ["--json-summary", $0] } ?? [])
+        // Standard output is the batch's own (--json); a job has nothing to say there.
+        process.standardOutput = FileHandle.nullDevice
         // The job's messages go to our standard error as they come, and into a file from
-        // which its last line is quoted in the result.
+        // which its last error line is quoted in the result.
         let tee = Pipe()
         process.standardError = tee
-        _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
-        let log = try? FileHandle(forWritingTo: errorFile)
+        let descriptor = open(errorFile, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        let log = descriptor >= 0 ? FileHandle(fileDescriptor: descriptor, closeOnDealloc: true) : nil
         let copied = DispatchSemaphore(value: 0)
         let copier = Thread {
             let reader = tee.fileHandleForReading
@@ -153,10 +165,15 @@ final class BatchRunner: @unchecked Sendable {
             copied.signal()
         }
         do {
-            try lock.withLock {
+            // Checked again under the lock: a signal between the first check and the start
+            // must not let the job run.
+            let started = try lock.withLock {
+                guard !stopped else { return false }
                 try process.run()
                 child = process
+                return true
             }
+            guard started else { return notRun }
         } catch {
             return Result(job: job, status: ExitStatus.failure.rawValue, summary: nil,
                           error: "cannot start \(executable): \(error.localizedDescription)")
@@ -169,11 +186,19 @@ final class BatchRunner: @unchecked Sendable {
         lock.withLock { child = nil }
 
         let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
-        let summary = summaryPath.flatMap { try? Data(contentsOf: URL(fileURLWithPath: $0)) }
-            .flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
-        let lastLine = (try? String(contentsOf: errorFile, encoding: .utf8))?
+        let written = summaryPath.map { path in Self.identity(path) != nil && Self.identity(path) != before } ?? false
+        let summary = written ? summaryPath.flatMap { try? Data(contentsOf: URL(fileURLWithPath: $0)) }
+            .flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] } : nil
+        let lastLine = (try? String(contentsOfFile: errorFile, encoding: .utf8))?
             .split(separator: "\n").last { $0.contains("error:") }
             .map { String($0.replacingOccurrences(of: "vtrecord: error: ", with: "")) }
         return Result(job: job, status: status, summary: summary, error: status == 0 ? nil : lastLine)
+    }
+
+    /// What tells one version of a file from another: inode and modification time.
+    private static func identity(_ path: String) -> [Int]? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return [Int(info.st_ino), info.st_mtim.tv_sec, info.st_mtim.tv_nsec, Int(info.st_size)]
     }
 }

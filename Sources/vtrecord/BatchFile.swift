@@ -36,20 +36,14 @@ struct BatchFile {
     init(path: String, catalog: RecordingOptionCatalog = .shared) throws {
         self.path = path
         let origin = PresetOrigin.file(path)
-        let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            throw UsageError("batch file \(path): cannot read it: \(String(cString: strerror(FileManager.default.fileExists(atPath: path) ? EACCES : ENOENT)))")
-        }
+        let text = try PresetLibrary.read(path, as: "batch file \(path)")
         let table = try Preset.parseTOML(text, origin: origin)
         let lines = KeyLines(text: text)
         for key in table.keys where !Self.topLevelKeys.contains(key) {
             var problem = "unknown key: a batch file has [defaults] and [[job]] tables"
             if catalog.option(key) != nil || Self.jobKeys.contains(key) {
                 problem = "belongs in [defaults] or in a [[job]]"
-            } else if let nearest = NearestNames.ordered(key, in: Self.topLevelKeys).first,
-                      NearestNames.editDistance(key, nearest) <= max(2, key.count / 3) {
+            } else if let nearest = NearestNames.suggestion(for: key, in: Self.topLevelKeys) {
                 problem += "; did you mean '\(nearest)'?"
             }
             throw PresetError(origin: origin, line: lines.line(of: key), key: key, problem: problem)
@@ -87,12 +81,29 @@ struct BatchFile {
             }
             let job = try Preset(name: name, origin: origin, table: jobTable,
                                  line: { lines.line(of: $0, in: section) }, reserved: Self.jobKeys)
-            let presets = try Self.presets(in: jobTable, origin: origin, line: lines.line(of: "preset", in: section))
-                ?? defaultPresets ?? []
-            let entries = PresetResolution.merge([defaults?.entries ?? [], job.entries], catalog: catalog)
-            let arguments = presets.flatMap { ["--preset", $0] } + entries.flatMap { $0.arguments(catalog: catalog) }
             let here = "\(path):\(lines.header(section)): job \(number) (\(name))"
-            try Self.check(arguments, entries: entries, at: here)
+            let ownPresets = try Self.presets(in: jobTable, origin: origin, line: lines.line(of: "preset", in: section))
+            let presets = ownPresets ?? defaultPresets ?? []
+            // Layers: the defaults, then the job's presets, then the job's own keys. A job's
+            // presets come first on its command line, so the defaults they set are left out.
+            var defaultEntries = defaults?.entries ?? []
+            if ownPresets != nil {
+                let loaded: [Preset]
+                do {
+                    loaded = try presets.map { try PresetLibrary.standard().load($0) }
+                } catch let error as any ReportableError {
+                    throw UsageError("\(here): \(error.description)")
+                }
+                defaultEntries = PresetResolution.merge([defaultEntries] + loaded.map(\.entries), catalog: catalog)
+                    .filter { entry in defaultEntries.contains(entry) }
+            }
+            // Defaults serve every kind of job as a preset does: a file job leaves out their
+            // camera settings.
+            defaultEntries = PresetResolution.fitted(defaultEntries, typed: job.entries)
+            let entries = PresetResolution.merge([defaultEntries, job.entries], catalog: catalog)
+            let arguments = presets.flatMap { ["--preset", $0] } + entries.flatMap { $0.arguments(catalog: catalog) }
+            try Self.check(arguments, entries: entries, file: path, at: here,
+                           keyLine: { key in job.entries.contains { $0.key == key } ? lines.line(of: key, in: section) : nil })
             let summary = entries.first { $0.key == "json-summary" }.flatMap { $0.value.items.first }
             jobs.append(Job(number: number, name: name, arguments: arguments, summaryPath: summary))
         }
@@ -113,23 +124,31 @@ struct BatchFile {
 
     /// What would stop the job at once, found before any job runs: a preset that cannot be
     /// read, options that do not go together, and standard output, which the batch keeps.
-    private static func check(_ arguments: [String], entries: [Preset.Entry], at location: String) throws {
-        for key in ["output", "json-summary"] where entries.contains(where: { $0.key == key && $0.value.items == ["-"] }) {
+    /// A problem with one of the job's own keys names its line.
+    private static func check(_ arguments: [String], entries: [Preset.Entry], file: String, at location: String,
+                              keyLine: (String) -> Int?) throws {
+        let resolution: PresetResolution
+        do {
+            resolution = try PresetResolution.resolve(arguments)
+        } catch let error as any ReportableError {
+            throw UsageError("\(location): \(error.description)")
+        }
+        let settings = resolution.entries + CommandLineEntries.entries(in: arguments, catalog: .shared)
+        for key in ["output", "json-summary"] where settings.contains(where: { $0.key == key && $0.value.items == ["-"] }) {
             throw UsageError("\(location): \(key) = \"-\" cannot be used in a batch: give a file")
         }
         do {
-            let resolution = try PresetResolution.resolve(arguments)
-            do {
-                _ = try VTRecord.parseAsRoot(resolution.arguments)
-            } catch {
-                let message = resolution.locating(VTRecord.message(for: error), commandLine: arguments)?.description
-                    ?? VTRecord.message(for: error)
-                throw UsageError("\(location): \(message)")
+            _ = try VTRecord.parseAsRoot(resolution.arguments)
+        } catch {
+            let message = VTRecord.message(for: error)
+            if let located = resolution.locating(message, commandLine: arguments) {
+                throw UsageError("\(location): \(located.description)")
             }
-        } catch let error as UsageError {
-            throw error
-        } catch let error as any ReportableError {
-            throw UsageError("\(location): \(error.description)")
+            if let option = message.firstMatch(of: /--([a-z][a-z0-9-]*)/).map({ String($0.output.1) }),
+               let line = keyLine(option) {
+                throw UsageError("\(file):\(line): \(option): \(message)")
+            }
+            throw UsageError("\(location): \(message)")
         }
     }
 }

@@ -136,9 +136,10 @@ struct Preset: Sendable {
         if key.hasPrefix("no-"), let option = catalog.option(String(key.dropFirst(3))), option.kind == .invertibleFlag {
             return problem + ": write \(option.name) = false"
         }
-        if let nearest = NearestNames.ordered(key, in: known).first,
-           NearestNames.editDistance(key, nearest) <= max(2, key.count / 3) {
+        if let nearest = NearestNames.suggestion(for: key, in: known) {
             problem += ": did you mean '\(nearest)'?"
+        } else {
+            problem += "."
         }
         let extra = also.sorted().map { "'\($0)'" }
         return problem + " Keys are the recording options' long names (vtrecord --help), "
@@ -188,15 +189,21 @@ struct KeyLines {
     init(text: String) {
         var section = ""
         var counts: [String: Int] = [:]
+        // The delimiter of a multi-line string being read: its lines hold no keys.
+        var openString: String?
         for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = raw.trimmingCharacters(in: .whitespaces)
+            if let delimiter = openString {
+                if line.components(separatedBy: delimiter).count % 2 == 0 { openString = nil }
+                continue
+            }
             if line.hasPrefix("#") { continue }
             if line.hasPrefix("[") {
                 let isArray = line.hasPrefix("[[")
-                let name = Self.unquoted(line.drop { $0 == "[" }.prefix { $0 != "]" }
-                    .trimmingCharacters(in: .whitespaces))
+                let path = Self.keyPath(line.drop { $0 == "[" || $0 == " " })
+                let name = path.joined(separator: ".")
                 // A [table] header also sets a key of the enclosing level.
-                let top = String(name.prefix { $0 != "." })
+                let top = path.first ?? ""
                 if lines["\u{0}" + top] == nil { lines["\u{0}" + top] = index + 1 }
                 if isArray {
                     counts[name, default: 0] += 1
@@ -207,11 +214,35 @@ struct KeyLines {
                 headers[section] = index + 1
                 continue
             }
-            guard let equals = line.firstIndex(of: "=") else { continue }
-            let key = Self.unquoted(line[..<equals].split(separator: ".").first.map(String.init)?
-                .trimmingCharacters(in: .whitespaces) ?? "")
-            if !key.isEmpty && lines[section + "\u{0}" + key] == nil { lines[section + "\u{0}" + key] = index + 1 }
+            guard line.contains("="), let key = Self.keyPath(Substring(line)).first, !key.isEmpty else { continue }
+            if lines[section + "\u{0}" + key] == nil { lines[section + "\u{0}" + key] = index + 1 }
+            for delimiter in ["\"\"\"", "'''"] where line.components(separatedBy: delimiter).count % 2 == 0 {
+                openString = delimiter
+            }
         }
+    }
+
+    /// The dotted key at the start of `text` (`a.b = 1`, `"a.b" = 1`, `[a.b]`), its parts unquoted.
+    private static func keyPath(_ text: Substring) -> [String] {
+        var parts: [String] = []
+        var rest = text.drop { $0 == " " || $0 == "\t" }
+        while let first = rest.first {
+            if first == "\"" || first == "'" {
+                let body = rest.dropFirst()
+                guard let close = body.firstIndex(of: first) else { return parts }
+                parts.append(String(body[..<close]))
+                rest = body[body.index(after: close)...]
+            } else {
+                let bare = rest.prefix { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }
+                guard !bare.isEmpty else { return parts }
+                parts.append(String(bare))
+                rest = rest.dropFirst(bare.count)
+            }
+            rest = rest.drop { $0 == " " || $0 == "\t" }
+            guard rest.first == "." else { return parts }
+            rest = rest.dropFirst().drop { $0 == " " || $0 == "\t" }
+        }
+        return parts
     }
 
     /// The line of `key` in `section` (0 when not found).
@@ -219,11 +250,4 @@ struct KeyLines {
 
     /// The line of a section's header (0 when not found).
     func header(_ section: String) -> Int { headers[section] ?? 0 }
-
-    private static func unquoted(_ key: String) -> String {
-        if key.count >= 2, let first = key.first, first == "\"" || first == "'", key.last == first {
-            return String(key.dropFirst().dropLast())
-        }
-        return key
-    }
 }

@@ -50,7 +50,7 @@ struct PresetLibrary: Sendable {
         if Self.isPath(reference) {
             return try Preset(name: Self.name(of: reference), origin: .file(reference), text: try Self.read(reference))
         }
-        guard reference.allSatisfy({ $0.isLetter || $0.isNumber || "-_.+".contains($0) }), !reference.isEmpty else {
+        guard !reference.isEmpty, !reference.hasPrefix("."), !reference.contains("/") else {
             throw UsageError("--preset \(reference): not a preset name; give a name from 'vtrecord presets list' or a path")
         }
         for directory in [userDirectory, systemDirectory].compactMap({ $0 }) {
@@ -64,9 +64,10 @@ struct PresetLibrary: Sendable {
         }
         let names = available().map(\.name)
         var message = "--preset \(reference): no preset of that name"
-        if let nearest = NearestNames.ordered(reference, in: names).first,
-           NearestNames.editDistance(reference, nearest) <= max(2, reference.count / 3) {
+        if let nearest = NearestNames.suggestion(for: reference, in: names) {
             message += "; did you mean \(nearest)?"
+        } else {
+            message += "."
         }
         message += " Presets: \(names.joined(separator: ", ")) ('vtrecord presets list'); a path reads a file."
         throw UsageError(message)
@@ -99,7 +100,9 @@ struct PresetLibrary: Sendable {
         }
     }
 
-    private static func read(_ path: String) throws -> String {
+    /// A text file's contents; a file that cannot be read is a usage error naming `what` it
+    /// was ("--preset x.toml", "batch file jobs.toml").
+    static func read(_ path: String, as what: String? = nil) throws -> String {
         do {
             let data = try Data(contentsOf: URL(fileURLWithPath: path))
             guard let text = String(data: data, encoding: .utf8) else {
@@ -110,7 +113,7 @@ struct PresetLibrary: Sendable {
             throw error
         } catch {
             let reason = (error as NSError).localizedFailureReason ?? (error as NSError).localizedDescription
-            throw UsageError("--preset \(path): cannot read it: \(Self.plainReason(path, fallback: reason))")
+            throw UsageError("\(what ?? "--preset \(path)"): cannot read it: \(Self.plainReason(path, fallback: reason))")
         }
     }
 

@@ -34,31 +34,40 @@ struct PresetResolution {
                         catalog: RecordingOptionCatalog = .shared) throws -> PresetResolution {
         let presets = try presetReferences(in: commandLine).map { try library.load($0) }
         let typed = CommandLineEntries.entries(in: commandLine, catalog: catalog)
-        let entries = cameraSettingsDropped(merge(presets.map(\.entries), catalog: catalog), typed: typed)
+        let entries = fitted(merge(presets.map(\.entries) + [typed.filter { sourceKeys.contains($0.key) }], catalog: catalog)
+                                 .filter { !typed.contains($0) }, typed: typed)
         let arguments = entries.flatMap { $0.arguments(catalog: catalog) } + commandLine
         return PresetResolution(presets: presets, entries: entries, arguments: arguments)
     }
 
-    /// A preset made for cameras still serves a file or the test pattern: its settings that
-    /// only a camera takes are left out when the source is another one (the command line
-    /// itself is still refused for them).
-    static func cameraSettingsDropped(_ entries: [Preset.Entry], typed: [Preset.Entry]) -> [Preset.Entry] {
+    /// The options that name the source: one layer naming a source replaces the source of
+    /// the layers before it, whichever of these it used.
+    static let sourceKeys: Set<String> = ["device", "input", "test-pattern"]
+
+    /// A preset made for cameras still serves a file or the test pattern: what only a camera
+    /// takes is left out when the source is another one, and a file keeps its own rate (for a
+    /// file `--fps` retimes it). Given on the command line they still mean what they say.
+    static func fitted(_ entries: [Preset.Entry], typed: [Preset.Entry]) -> [Preset.Entry] {
         let all = entries + typed
         let file = all.contains { $0.key == "input" }
         let pattern = all.contains { $0.key == "test-pattern" && $0.value == .flag(true) }
         return entries.filter { entry in
             switch entry.key {
-            case "size": !file
+            case "size", "fps": !file
             case "control": !file && !pattern
             default: true
             }
         }
     }
 
-    /// Later layers replace earlier ones key by key.
+    /// Later layers replace earlier ones key by key, and a layer that names a source replaces
+    /// the earlier layers' source.
     static func merge(_ layers: [[Preset.Entry]], catalog: RecordingOptionCatalog) -> [Preset.Entry] {
         var merged: [String: Preset.Entry] = [:]
         for layer in layers {
+            if layer.contains(where: { sourceKeys.contains($0.key) }) {
+                for key in sourceKeys { merged[key] = nil }
+            }
             for entry in layer { merged[entry.key] = entry }
         }
         return catalog.keys.compactMap { merged[$0] }
@@ -69,8 +78,9 @@ extension Preset.Entry {
     /// The entry as command-line arguments.
     func arguments(catalog: RecordingOptionCatalog = .shared) -> [String] {
         switch value {
-        case .text(let text): return ["--\(key)", text]
-        case .list(let items): return items.flatMap { ["--\(key)", $0] }
+        // Attached, so that a value starting with "-" is not read as an option.
+        case .text(let text): return ["--\(key)=\(text)"]
+        case .list(let items): return items.map { "--\(key)=\($0)" }
         case .flag(true): return ["--\(key)"]
         case .flag(false): return catalog.option(key)?.kind == .invertibleFlag ? ["--no-\(key)"] : []
         }
@@ -80,21 +90,19 @@ extension Preset.Entry {
 /// Checks a preset value with the same parser as the command line, so that a value a flag
 /// would refuse is refused in a preset, with the same words.
 enum PresetValueCheck {
-    static func problem(with entry: Preset.Entry) -> String? {
-        let arguments = entry.arguments()
+    static func problem(with entry: Preset.Entry, catalog: RecordingOptionCatalog = .shared) -> String? {
+        let arguments = entry.arguments(catalog: catalog)
         guard !arguments.isEmpty else { return nil }
-        for group in VTRecord.optionGroups {
-            do {
-                _ = try group.parse(arguments)
-                return nil
-            } catch {
-                let message = group.message(for: error)
-                // Another group's option: try the next group.
-                if message.hasPrefix("Unknown option") { continue }
-                return message
-            }
+        let section = catalog.option(entry.key)?.section
+        guard let group = VTRecord.optionGroups.first(where: { $0.title == section })?.type else {
+            return "no option group of vtrecord takes --\(entry.key)"
         }
-        return "no option group of vtrecord takes --\(entry.key)"
+        do {
+            _ = try group.parse(arguments)
+            return nil
+        } catch {
+            return group.message(for: error)
+        }
     }
 }
 

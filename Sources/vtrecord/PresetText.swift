@@ -5,7 +5,8 @@ import Foundation
 enum PresetText {
     static func render(entries: [Preset.Entry], origins: [String: String], description: String?,
                        header: String, catalog: RecordingOptionCatalog) -> String {
-        var text = "# \(header)\n"
+        // The command line may hold anything, newlines included: escaped, it stays a comment.
+        var text = "# \(String(quoted(header).dropFirst().dropLast()))\n"
         text += "# Resolved: vtrecord's defaults, then each preset in order, then the command line.\n"
         text += "# Save this as a .toml file and record with --preset FILE.\n"
         if let description { text += "description = \(quoted(description))\n" }
@@ -22,7 +23,9 @@ enum PresetText {
             text += "\n# Not set, so vtrecord's defaults apply ('vtrecord --help' describes them):\n"
             for option in unset {
                 switch option.kind {
-                case .flag, .invertibleFlag: text += "# \(option.name) = false\n"
+                case .flag: text += "# \(option.name) = false\n"
+                // Its default depends on the source (realtime: on for cameras).
+                case .invertibleFlag: text += "# \(option.name)\n"
                 case .option, .repeating:
                     text += "# \(option.name)" + (option.defaultValue.map { " = \(scalar($0))" } ?? "") + "\n"
                 }

@@ -48,13 +48,13 @@ struct InputOptions: ParsableArguments {
     @Option(name: .long, help: "Camera pixel format: auto (default: raw 4:2:0, then YUYV, then MJPEG when raw cannot reach the rate), yuyv, nv12, yu12, mjpeg.")
     var format: CameraFormatArgument = .auto
 
-    @Flag(name: .long, help: "Fail (exit 3) instead of going on when the camera cannot give the asked format, size or rate.")
+    @Flag(name: .long, inversion: .prefixedNo, help: "Fail (exit 3) instead of going on when the camera cannot give the asked format, size or rate (--no-strict-format undoes a preset's).")
     var strictFormat = false
 
     @Option(name: .long, help: ArgumentHelp("Camera capture buffers, 2–32 (default 8).", valueName: "n"))
     var buffers: Int = 8
 
-    @Flag(name: .long, help: "When the camera is unplugged, wait for it to come back and go on in the same file (the gap is counted).")
+    @Flag(name: .long, inversion: .prefixedNo, help: "When the camera is unplugged, wait for it to come back and go on in the same file (the gap is counted; --no-reconnect undoes a preset's).")
     var reconnect = false
 
     @Option(name: .customLong("control"), help: ArgumentHelp("Set a camera control before recording, e.g. brightness=20 or power_line_frequency=50hz (repeatable; 'vtrecord controls' lists them). Values: integers, 0/1/true/false, menu items by index or name.", valueName: "name=value"))
@@ -77,7 +77,7 @@ struct OutputOptions: ParsableArguments {
     @Option(name: [.short, .long], help: ArgumentHelp("Output file, or '-' for standard output (default: vtrecord-%Y%m%d-%H%M%S.h264, and vtrecord-%Y%m%d-%H%M%S-{n}.h264 when segmenting). A template: strftime fields such as %Y%m%d-%H%M%S (%% for a percent sign), {device}, {preset}, and {n}, the segment number ({n:03} pads it to 3 digits), expanded as each file starts.", valueName: "path"))
     var output: String?
 
-    @Flag(name: .long, help: "Replace an existing output file (or segment file).")
+    @Flag(name: .long, inversion: .prefixedNo, help: "Replace an existing output file (or segment file); --no-overwrite undoes a preset's.")
     var overwrite = false
 
     @Option(name: .long, help: ArgumentHelp("Start a new file at every multiple of this presentation time: 60s, 10m. Each file starts with a keyframe and plays alone; -o must contain {n}. --frames and --duration count the whole recording.", valueName: "time"))
@@ -95,7 +95,7 @@ struct OutputOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Stop after this much presentation time: 10s, 1m30s, 500ms.", valueName: "time"))
     var duration: DurationArgument?
 
-    @Flag(name: .long, help: "Print nothing but errors.")
+    @Flag(name: .long, inversion: .prefixedNo, help: "Print nothing but errors (--no-quiet undoes a preset's).")
     var quiet = false
 
     @Option(name: .long, help: ArgumentHelp("Write a JSON summary (schema 1) to a file, or '-' for standard output.", valueName: "path"))

@@ -53,7 +53,9 @@ struct VTRecord: ParsableCommand {
 
     /// The groups of recording options, each of which can parse its own options alone (a
     /// preset's values are checked that way).
-    static let optionGroups: [any ParsableArguments.Type] = [InputOptions.self, OutputOptions.self, EncoderOptions.self]
+    static let optionGroups: [(title: String, type: any ParsableArguments.Type)] = [
+        ("Input", InputOptions.self), ("Output and stopping", OutputOptions.self), ("Encoding", EncoderOptions.self),
+    ]
 
     /// Whether a command line starts with a subcommand rather than recording options.
     static func isSubcommand(_ first: String?) -> Bool {
@@ -68,7 +70,8 @@ struct VTRecord: ParsableCommand {
         LoggingSystem.bootstrap { _ in DiagnosticsLogHandler(level: .info) }
         do {
             let arguments = Array(CommandLine.arguments.dropFirst())
-            if arguments.count >= 3, arguments[0] == "presets", arguments[1] == "show", !arguments[2].hasPrefix("-") {
+            if arguments.count >= 3, arguments[0] == "presets", arguments[1] == "show", !arguments[2].hasPrefix("-"),
+               !arguments.contains("--help"), !arguments.contains("-h") {
                 try Presets.Show.run(name: arguments[2], flags: Array(arguments[3...]))
                 Glibc.exit(0)
             }

@@ -84,15 +84,74 @@ import Testing
         #expect(r.stderr.contains("jobs.toml:8: framez: unknown key: did you mean 'frames'?"), "\(r.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == ["jobs.toml"])
 
+        try Data("output = \"-\"\n".utf8).write(to: URL(fileURLWithPath: dir.path("stdout.toml")))
         let combination = """
             [[job]]
             test-pattern = true
-            output = "-"
+            preset = "stdout.toml"
             """
         try Data(combination.utf8).write(to: URL(fileURLWithPath: dir.path("jobs.toml")))
         let stdout = try Self.run(["batch", "jobs.toml"], in: dir)
         #expect(stdout.status == 2)
         #expect(stdout.stderr.contains("jobs.toml:1: job 1 (job 1): output = \"-\" cannot be used in a batch"), "\(stdout.stderr)")
+
+        let missingPreset = """
+            [[job]]
+            test-pattern = true
+
+            [[job]]
+            test-pattern = true
+            preset = "nosuch"
+            """
+        try Data(missingPreset.utf8).write(to: URL(fileURLWithPath: dir.path("jobs.toml")))
+        let missing = try Self.run(["batch", "jobs.toml"], in: dir)
+        #expect(missing.status == 2)
+        #expect(missing.stderr.contains("jobs.toml:4: job 2 (job 2): --preset nosuch: no preset of that name"), "\(missing.stderr)")
+
+        let combined = """
+            [[job]]
+            test-pattern = true
+
+            rate-control = "cbr"
+            """
+        try Data(combined.utf8).write(to: URL(fileURLWithPath: dir.path("jobs.toml")))
+        let cbr = try Self.run(["batch", "jobs.toml"], in: dir)
+        #expect(cbr.status == 2)
+        #expect(cbr.stderr.contains("jobs.toml:4: rate-control: "), "\(cbr.stderr)")
+    }
+
+    /// Defaults, then the job's presets, then the job's own keys; a summary file left from
+    /// before is not taken for the job's.
+    @Test func aJobsPresetBeatsTheDefaultsAndAnOldSummaryIsNotReported() throws {
+        let dir = try TemporaryDirectory()
+        try Data(#"{"frames_encoded": 999}"#.utf8).write(to: URL(fileURLWithPath: dir.path("stale.json")))
+        let text = """
+            [defaults]
+            test-pattern = true
+            size = "160x120"
+            frames = 3
+            speed = "ultrafast"
+
+            [[job]]
+            name = "preset size"
+            preset = "low-bandwidth"
+            output = "a.h264"
+
+            [[job]]
+            name = "fails"
+            input = "missing.y4m"
+            json-summary = "stale.json"
+            """
+        try Data(text.utf8).write(to: URL(fileURLWithPath: dir.path("jobs.toml")))
+        let r = try Self.run(["batch", "jobs.toml", "--json"], in: dir)
+        #expect(r.status == 2, "\(r.stderr)")
+        let results = try #require(try JSONSerialization.jsonObject(with: r.stdout) as? [[String: Any]])
+        let first = try #require(results.first?["summary"] as? [String: Any])
+        // low-bandwidth's 640x480 beats the defaults' size; the defaults' speed, which the
+        // preset also sets, gives way too.
+        #expect((first["format"] as? [String: Any])?["width"] as? Int == 640)
+        #expect((first["settings"] as? [String: Any])?["speed"] as? String == "medium")
+        #expect(results.last?["summary"] is NSNull, "\(results)")
     }
 
     @Test func aSignalFinishesTheRunningJobAndStartsNoMore() throws {

@@ -81,8 +81,14 @@ import Testing
     }
 
     @Test func manPageIsValidMdoc() throws {
-        let r = try Tools.run("mandoc", ["-Tlint", "-Wwarning", Self.root.appendingPathComponent("man/vtrecord.1").path])
+        // Every level, style included (long lines, cross references to missing manuals).
+        let page = Self.root.appendingPathComponent("man/vtrecord.1").path
+        let r = try Tools.run("mandoc", ["-Tlint", page])
         #expect(r.status == 0, "mandoc: \(r.stdoutText) \(r.stderr)")
+        // mandoc also notes that the machine's manual database is missing or old; those lines
+        // are about the machine, not the page, and only they may appear.
+        let aboutThePage = (r.stdoutText + r.stderr).split(separator: "\n").filter { !$0.contains("mandoc.db") }
+        #expect(aboutThePage.isEmpty, "mandoc: \(aboutThePage.joined(separator: "\n"))")
     }
 
     @Test func exitCodesAgreeEverywhere() throws {

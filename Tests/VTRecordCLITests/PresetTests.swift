@@ -176,7 +176,8 @@ import VTTestSupport
     /// while its encoder settings apply. Given on the command line they are still refused.
     @Test func aCameraPresetServesAFile() throws {
         let config = try TemporaryDirectory()
-        _ = try Self.write("size = \"1920x1080\"\ncontrol = [\"brightness=3\"]\nspeed = \"ultrafast\"\n", name: "cam", in: config)
+        _ = try Self.write("size = \"1920x1080\"\nfps = 30\ncontrol = [\"brightness=3\"]\nspeed = \"ultrafast\"\n",
+                           name: "cam", in: config)
         let dir = try TemporaryDirectory()
         let clip = dir.path("clip.y4m")
         let made = try Tools.run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=176x144:rate=25",
@@ -187,11 +188,41 @@ import VTTestSupport
         #expect(r.status == 0, "\(r.stderr)")
         let json = try JSONSerialization.jsonObject(with: r.stdout) as? [String: Any]
         #expect((json?["format"] as? [String: Any])?["width"] as? Int == 176)
+        // The file keeps its own rate: the preset's 30 fps would retime it.
+        #expect((json?["format"] as? [String: Any])?["fps"] as? String == "25")
         #expect((json?["settings"] as? [String: Any])?["speed"] as? String == "ultrafast")
         let show = try Self.run(["presets", "show", "cam", "--input", clip], config: config)
-        #expect(Self.values(show.stdoutText)["size"] == nil && Self.values(show.stdoutText)["control"] == nil)
+        #expect(Self.values(show.stdoutText)["size"] == nil && Self.values(show.stdoutText)["control"] == nil
+                && Self.values(show.stdoutText)["fps"] == nil)
         let typed = try Self.run(["--preset", "cam", "--input", clip, "--size", "640x480", "-o", dir.path("d.h264")], config: config)
         #expect(typed.status == 2 && typed.stderr.contains("--size applies to a camera or the test pattern"), "\(typed.stderr)")
+    }
+
+    /// What a preset turned on, the command line can turn off, and a source named on the
+    /// command line replaces the preset's; a value starting with "-" is a value.
+    @Test func theCommandLineUndoesAPresetsFlagsAndSource() throws {
+        let config = try TemporaryDirectory()
+        _ = try Self.write("test-pattern = true\nquiet = true\noverwrite = true\nsize = \"160x120\"\noutput = \"-dash.h264\"\n",
+                           name: "loud", in: config)
+        let dir = try TemporaryDirectory()
+        let show = try Self.run(["presets", "show", "loud", "--no-quiet", "--no-overwrite"], config: config)
+        #expect(show.status == 0, "\(show.stderr)")
+        #expect(Self.values(show.stdoutText)["quiet"] == "false" && Self.values(show.stdoutText)["overwrite"] == "false")
+
+        let recorded = try Self.run(["--preset", "loud", "--frames", "3", "--no-quiet"], config: config, cwd: dir.url)
+        #expect(recorded.status == 0, "\(recorded.stderr)")
+        #expect(recorded.stderr.contains("wrote 3 frames"), "\(recorded.stderr)")
+        #expect(FileManager.default.fileExists(atPath: dir.path("-dash.h264")))
+
+        let clip = dir.path("clip.y4m")
+        let made = try Tools.run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=176x144:rate=25",
+                                            "-frames:v", "4", "-pix_fmt", "yuv420p", clip])
+        try #require(made.status == 0, "\(made.stderr)")
+        let file = try Self.run(["--preset", "loud", "--input", clip, "-o", dir.path("f.h264"), "--json-summary", "-"],
+                                config: config)
+        #expect(file.status == 0, "\(file.stderr)")
+        let json = try JSONSerialization.jsonObject(with: file.stdout) as? [String: Any]
+        #expect(json?["input"] as? String == clip && json?["frames_encoded"] as? Int == 4)
     }
 
     struct BadPreset: CustomTestStringConvertible, Sendable {
@@ -218,6 +249,10 @@ import VTTestSupport
         BadPreset(what: "a table", text: "[encoder]\nspeed = \"fast\"\n", location: ":1: encoder:", mentions: "not a table"),
         BadPreset(what: "the no- half of a flag", text: "no-realtime = true\n", location: ":1: no-realtime:",
                   mentions: "write realtime = false"),
+        BadPreset(what: "a key after a multi-line string", text: "description = \"\"\"\nNotes:\nfps = 30\n\"\"\"\nfps = \"abc\"\n",
+                  location: ":5: fps:", mentions: "'abc' is invalid"),
+        BadPreset(what: "a quoted key with a dot", text: "fps = 30\n\"si.ze\" = 1\n", location: ":2: si.ze: unknown key",
+                  mentions: "Keys are"),
     ]
 
     @Test(arguments: badPresets)
