@@ -113,7 +113,7 @@ public struct OutputTemplate: Sendable, Equatable, CustomStringConvertible {
         spec.append(letter)
         guard conversions.contains(letter) else { throw .unknownConversion(spec, template: template) }
         // Keeps one conversion within expand's buffer.
-        guard (Int(width) ?? 0) <= maxWidth else { throw .unknownConversion(spec, template: template) }
+        guard (Int(width) ?? 0) <= maxWidth else { throw .conversionTooWide(spec, maximum: maxWidth, template: template) }
         return spec
     }
 
@@ -234,6 +234,7 @@ public enum OutputTemplateError: ReportableError, Equatable {
     case badFieldFormat(field: String, template: String)
     case unclosedField(template: String)
     case unknownConversion(String, template: String)
+    case conversionTooWide(String, maximum: Int, template: String)
 
     public var exitStatus: ExitStatus { .usage }
 
@@ -241,8 +242,12 @@ public enum OutputTemplateError: ReportableError, Equatable {
         switch self {
         case let .unknownField(name, template):
             "-o \(template): unknown field {\(name)}: the fields are {device}, {preset}, {n} and {n:03}"
+        case let .badFieldFormat(field, template) where field.hasPrefix("n:"):
+            "-o \(template): {\(field)} is not a width: write {n:03} for three digits (1 to 20, with a leading 0)"
         case let .badFieldFormat(field, template):
             "-o \(template): {\(field)} cannot be formatted that way: only {n} takes a width, as {n:03}"
+        case let .conversionTooWide(spec, maximum, template):
+            "-o \(template): \(spec) is wider than vtrecord allows (at most \(maximum))"
         case let .unclosedField(template):
             "-o \(template): a '{' has no closing '}': fields are written {device}, {preset}, {n}"
         case let .unknownConversion(spec, template):

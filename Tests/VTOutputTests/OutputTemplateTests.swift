@@ -88,7 +88,7 @@ import VTOutput
         ("out%", .unknownConversion("%", template: "out%")),
         ("%q", .unknownConversion("%q", template: "%q")),
         ("%n", .unknownConversion("%n", template: "%n")),
-        ("%999Y", .unknownConversion("%999Y", template: "%999Y")),
+        ("%999Y", .conversionTooWide("%999Y", maximum: 64, template: "%999Y")),
     ])
     func badTemplatesAreRefused(_ text: String, _ expected: OutputTemplateError) throws {
         #expect(throws: expected) { try OutputTemplate(text) }
