@@ -16,11 +16,19 @@ public final class TimestampLog {
     private var pending: [UInt8] = []
     private static let flushSize = 64 * 1024
 
+    /// Whether this log made the file (rather than truncating or writing one that was there,
+    /// such as /dev/null): only then may it be removed again.
+    public let createdFile: Bool
+
     public init(path: String, overwrite: Bool) throws(OutputError) {
         self.path = path
-        var flags = O_WRONLY | O_CREAT | O_CLOEXEC
-        flags |= overwrite ? O_TRUNC : O_EXCL
-        let opened = open(path, flags, 0o666)
+        var opened = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+        var created = opened >= 0
+        if opened < 0 && errno == EEXIST && overwrite {
+            opened = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
+            created = false
+        }
+        createdFile = created
         guard opened >= 0 else {
             switch errno {
             case EEXIST: throw .exists(path: path)
@@ -34,6 +42,12 @@ public final class TimestampLog {
 
     deinit {
         if fd >= 0 { Glibc.close(fd) }
+    }
+
+    /// Deletes the file if this log created it: a run that wrote no frame leaves none behind.
+    /// A file that was there before (or a device) is left alone.
+    public func removeIfCreated() {
+        if createdFile { unlink(path) }
     }
 
     /// Adds the time of the next encoded frame.

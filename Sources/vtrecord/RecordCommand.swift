@@ -124,7 +124,7 @@ extension VTRecord {
         }
         if let error = result.error {
             // A run that never wrote a frame leaves no timestamp file behind either.
-            if let timestampLog, result.statistics.framesEncoded == 0 { unlink(timestampLog.path) }
+            if let timestampLog, result.statistics.framesEncoded == 0 { timestampLog.removeIfCreated() }
             if let reportable = error as? any ReportableError { throw reportable }
             throw error
         }

@@ -52,4 +52,20 @@ import Testing
         #expect(decode.stderr.isEmpty, "the cut file does not decode cleanly: \(decode.stderr)")
         #expect(try Tools.frameMD5s(path).count > 0)
     }
+
+    /// A run that writes no frame removes the timestamp file it made, and only that: a file
+    /// that was there before (or a device such as /dev/null) stays.
+    @Test func aFailedRunRemovesOnlyATimestampFileItMade() throws {
+        let dir = try TemporaryDirectory()
+        let existing = dir.path("existing.txt")
+        try Data("old".utf8).write(to: URL(fileURLWithPath: existing))
+        let failing = ["--test-pattern", "--size", "160x120", "--frames", "3", "-o", dir.path("missing-dir/out.h264")]
+        let kept = try Tools.vtrecord(failing + ["--timestamps", existing, "--overwrite"])
+        #expect(kept.status == 5, "\(kept.stderr)")
+        #expect(FileManager.default.fileExists(atPath: existing))
+        let made = dir.path("made.txt")
+        let removed = try Tools.vtrecord(failing + ["--timestamps", made])
+        #expect(removed.status == 5, "\(removed.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: made))
+    }
 }
