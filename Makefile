@@ -64,9 +64,12 @@ test: deps
 	$(SWIFT) build
 	$(SWIFT) test
 
-# Speed against the x264 CLI, same input and settings, one run (not part of make test).
-bench: build
-	bench/encode-vs-x264.sh
+# Speed against the x264 CLI, ffmpeg and GStreamer, overhead, conversions and live capture
+# (not part of make test); bench/run.py says what each family measures. QUICK=1 is a smoke
+# run of a few minutes; RUNS, FRAMES, DURATION, NOISE, FAMILIES and OUT are passed through.
+bench: build bench-deps
+	$(SWIFT) build -c release --product vtrecord-bench
+	/usr/bin/python3 bench/run.py
 
 # Where make install puts things. The completion and unit directories are the ones
 # bash-completion, zsh, fish and systemd look in under /usr/local and /usr.
