@@ -8,8 +8,8 @@ Making the settings the same:
   setting (read from its output), because "auto" is resolved differently by each wrapper;
 - frame rate from the Y4M header: vtrecord sets b_vfr_input = 0 as the x264 CLI does;
 - x264enc has no plain CRF: pass=qual takes quantizer as the CRF but always adds a VBV cap of
-  `bitrate` kbit/s. The largest cap x264 accepts (2,000,000 kbit/s, a buffer of 10 s of it) can
-  never bind, but x264 runs its VBV code all the same; results.json names it.
+  `bitrate` kbit/s. The largest cap and buffer x264 accepts (2,000,000 kbit/s each) can never
+  bind, but x264 runs its VBV code all the same; results.json names it.
 Each setting's first run is checked: every output decoded with ffmpeg and compared frame by
 frame (framemd5) with the x264 CLI's, and x264's option string (an SEI in every stream) compared
 key by key. vtrecord must match the x264 CLI exactly, or the bench fails.
@@ -25,7 +25,8 @@ SPEEDS = ("ultrafast", "veryfast", "medium")
 TUNES = (None, "zerolatency")
 KEYINT = 60
 CRF = 23
-# x264enc's pass=qual always sets a VBV cap; these make it the loosest x264 allows.
+# x264enc's pass=qual always sets a VBV cap; these make it the loosest x264 allows (x264 clips
+# the 10 s buffer they ask for to its 2,000,000 kbit maximum).
 GST_BITRATE_KBIT = 2_000_000
 GST_VBV_MS = 10_000
 
