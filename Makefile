@@ -16,14 +16,20 @@ BIN        := .build/$(CONFIG)/vtrecord
 DEB_PACKAGES := pkg-config libx264-dev libv4l-dev libva-dev libdrm-dev libyuv-dev libturbojpeg0-dev \
                 ffmpeg x264 v4l-utils vainfo mandoc man-db bc
 
-.PHONY: all deps build run test bench install uninstall clean
+# Debian packages only make bench needs: the peers it measures against (GStreamer's x264enc is
+# in plugins-ugly, its Y4M reader in plugins-bad), callgrind, and matplotlib for the chart
+# (Debian's, so the bench runs with /usr/bin/python3).
+BENCH_PACKAGES := gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good \
+                  gstreamer1.0-plugins-ugly gstreamer1.0-plugins-bad valgrind python3 python3-matplotlib
+
+.PHONY: all deps bench-deps build run test bench install uninstall clean
 
 all: build
 
-# Installs only what is missing; silent when everything is there.
-deps:
+# Installs those of the packages in $(1) that are missing; silent when everything is there.
+define install_missing
 	@missing=""; \
-	for p in $(DEB_PACKAGES); do \
+	for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -32,7 +38,14 @@ deps:
 	  $$SUDO apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
+endef
+
+deps:
+	$(call install_missing,$(DEB_PACKAGES))
 	@command -v $(SWIFT) >/dev/null || { echo "swift is not on PATH: install a Swift 6 toolchain"; exit 1; }
+
+bench-deps:
+	$(call install_missing,$(BENCH_PACKAGES))
 
 build: deps
 	$(SWIFT) build -c $(CONFIG)
@@ -51,9 +64,12 @@ test: deps
 	$(SWIFT) build
 	$(SWIFT) test
 
-# Speed against the x264 CLI, same input and settings, one run (not part of make test).
-bench: build
-	bench/encode-vs-x264.sh
+# Speed against the x264 CLI, ffmpeg and GStreamer, overhead, conversions and live capture
+# (not part of make test); bench/run.py says what each family measures. QUICK=1 is a smoke
+# run of a few minutes; RUNS, FRAMES, DURATION, NOISE, FAMILIES and OUT are passed through.
+bench: build bench-deps
+	$(SWIFT) build -c release --product vtrecord-bench
+	/usr/bin/python3 bench/run.py
 
 # Where make install puts things. The completion and unit directories are the ones
 # bash-completion, zsh, fish and systemd look in under /usr/local and /usr.

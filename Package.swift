@@ -48,6 +48,10 @@ let package = Package(
                           // The shipped presets (presets/*.toml, linked here) are compiled into
                           // the binary, so `--preset 720p30` works wherever the binary is.
                           resources: [.embedInCode("Presets")]),
+        // make bench's timer for the capture thread's conversions (not installed).
+        .executableTarget(name: "vtrecord-bench",
+                          dependencies: ["VTCapture", "VTCore", "CTurboJPEG",
+                                         .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
         // Test doubles and helpers shared by test targets: the fake V4L2 camera (an LD_PRELOAD
         // library built from Tests/FakeV4L2), the fake VA-API driver (Tests/FakeVA) and running

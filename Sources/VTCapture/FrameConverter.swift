@@ -7,9 +7,10 @@ import Glibc
 #endif
 
 /// Turns one camera picture into an I420 `PixelBuffer`, once: YUYV with libyuv, Motion-JPEG
-/// with libturbojpeg. Used by the capture thread only.
-final class FrameConverter {
-    enum Failure: Error, Equatable {
+/// with libturbojpeg. Used by the capture thread only. Package-visible so vtrecord-bench can
+/// time the very code the capture thread runs.
+package final class FrameConverter {
+    package enum Failure: Error, Equatable {
         /// Fewer bytes than a picture of the format needs.
         case short(bytes: Int, needed: Int)
         /// The JPEG could not be decoded, or decoded with damage.
@@ -25,7 +26,7 @@ final class FrameConverter {
     private var chromaScratch: [UnsafeMutablePointer<UInt8>] = []
     private var chromaScratchSize = 0
 
-    init(width: Int, height: Int) {
+    package init(width: Int, height: Int) {
         self.width = width
         self.height = height
     }
@@ -36,7 +37,7 @@ final class FrameConverter {
     }
 
     /// Packed YUYV 4:2:2 to I420, halving the chroma vertically.
-    func convertYUYV(_ source: UnsafeRawPointer, bytesPerLine: Int, bytes: Int,
+    package func convertYUYV(_ source: UnsafeRawPointer, bytesPerLine: Int, bytes: Int,
                      into buffer: PixelBuffer) throws(Failure) {
         let needed = bytesPerLine * (height - 1) + width * 2
         guard bytes >= needed else { throw .short(bytes: bytes, needed: needed) }
@@ -87,7 +88,7 @@ final class FrameConverter {
     /// JPEG's subsampling (4:2:2 from most webcams) is scaled to 4:2:0 with a box filter.
     /// Any decoder warning (a corrupt or truncated frame) fails the frame: a damaged picture
     /// is dropped and counted rather than encoded.
-    func decodeJPEG(_ source: UnsafeRawPointer, bytes: Int, into buffer: PixelBuffer) throws(Failure) {
+    package func decodeJPEG(_ source: UnsafeRawPointer, bytes: Int, into buffer: PixelBuffer) throws(Failure) {
         guard bytes > 0 else { throw .short(bytes: 0, needed: 1) }
         if decompressor == nil { decompressor = tjInitDecompress() }
         guard let decompressor else { throw .undecodable(reason: "cannot start the JPEG decoder") }

@@ -1,0 +1,137 @@
+"""Live from the fake camera (Tests/FakeV4L2, preloaded as the tests preload it) at 720p30 and
+1080p30, YUYV and MJPEG, --speed veryfast, DURATION seconds each: frames dropped, capture →
+write latency, CPU use, and resident memory shortly after the start and at the end.
+
+The fake camera paints each picture (with sensor-like noise, so the encoder works as hard as
+with a real camera) and, for MJPEG, compresses it, inside the recording process when vtrecord
+dequeues it: work a real camera does in its own hardware. Its cost is measured on its own, by
+streaming the same format with v4l2-ctl, and reported beside vtrecord's, so the recorder's own
+share can be read off.
+"""
+
+import json
+import os
+import time
+from pathlib import Path
+
+from common import ROOT, ToolFailed, finish, measure, note, run, spawn
+
+CASES = (("720p", 1280, 720, "yuyv"), ("720p", 1280, 720, "mjpeg"),
+         ("1080p", 1920, 1080, "yuyv"), ("1080p", 1920, 1080, "mjpeg"))
+FOURCC = {"yuyv": "YUYV", "mjpeg": "MJPG"}
+RATE = 30
+SPEED = "veryfast"
+# The node the fake answers at; it must not exist on disk, and v4l2-ctl wants a videoN name.
+DEVICE = "/dev/video99"
+# Resident memory "at the start" is read this long after launch, when buffers and encoder exist.
+START_SAMPLE_SECONDS = 2.0
+# The fake camera's own cost is measured over this many seconds at most.
+CAMERA_ALONE_SECONDS = 10
+
+
+def build_fake_camera(work: Path):
+    """Compiles the fake camera as VTTestSupport's FakeV4L2Library does (same sources and
+    flags), into the bench's own directory so a test run building its copy is never disturbed."""
+    library = work / "libfakev4l2.so"
+    partial = work / "libfakev4l2.so.partial"
+    sources = sorted(str(p) for p in (ROOT / "Tests/FakeV4L2").glob("*.c"))
+    turbojpeg = run(["pkg-config", "--cflags", "--libs", "libturbojpeg"]).split()
+    run(["cc", "-std=c11", "-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-o", partial,
+         "-I", ROOT / "Tests/TestDoubles", *sources, *turbojpeg, "-ldl", "-lpthread"])
+    partial.rename(library)
+    return library
+
+
+def camera_environment(library, report: Path, noise):
+    env = dict(os.environ)
+    env["LD_PRELOAD"] = ":".join(filter(None, [str(library), env.get("LD_PRELOAD", "")]))
+    env["FAKE_V4L2_DEVICE"] = DEVICE
+    env["FAKE_V4L2_NOISE"] = str(noise)
+    env["FAKE_V4L2_REPORT"] = str(report)
+    return env
+
+
+def resident_kib(pid):
+    """VmRSS of a running process, or None once it has exited (a zombie has none)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except FileNotFoundError:
+        pass
+    return None
+
+
+def record(knobs, library, size, width, height, pixel_format):
+    output = knobs.work / "live.h264"
+    summary = knobs.work / "live-summary.json"
+    log = knobs.work / "live.log"
+    env = camera_environment(library, knobs.work / "live-camera-report.txt", knobs.noise)
+    argv = [knobs.vtrecord, "--device", DEVICE, "--size", f"{width}x{height}", "--fps", RATE,
+            "--format", pixel_format, "--speed", SPEED, "--encoder", "x264", "--duration", f"{knobs.live_seconds}s",
+            "-o", output, "--overwrite", "--quiet", "--json-summary", summary]
+    started = time.monotonic()
+    pid = spawn(argv, log, env=env)
+    rss_start = rss_end = None
+    usage = None
+    while usage is None:
+        time.sleep(0.2)
+        rss = resident_kib(pid)
+        elapsed = time.monotonic() - started
+        # "At the end" is the last sample still inside the recording's duration: later ones
+        # catch the drain and teardown, when the encoder's memory is being freed.
+        if rss is not None and elapsed <= knobs.live_seconds:
+            rss_end = rss
+            if rss_start is None and elapsed >= START_SAMPLE_SECONDS:
+                rss_start = rss
+        usage = finish(pid, argv, log, started, block=False)
+    facts = json.loads(summary.read_text())
+    if facts.get("stop_reason") != "duration" or facts.get("frames_encoded", 0) <= 0:
+        raise ToolFailed(f"live {size} {pixel_format}: stopped by {facts.get('stop_reason')} "
+                         f"after {facts.get('frames_encoded')} frames: {facts.get('error')}")
+    if facts["format"]["pixel_format"] != pixel_format or facts["format"]["width"] != width:
+        raise ToolFailed(f"live {size} {pixel_format}: the camera gave {facts['format']}")
+    if rss_start is None or rss_end is None:
+        raise ToolFailed(f"live {size} {pixel_format}: ended before {START_SAMPLE_SECONDS} s, no start RSS")
+    output.unlink()
+    return facts, usage, rss_start, rss_end
+
+
+def camera_alone(knobs, library, width, height, pixel_format):
+    """CPU the fake camera spends per second delivering this format to a client that does
+    nothing with the pictures (v4l2-ctl)."""
+    seconds = min(knobs.live_seconds, CAMERA_ALONE_SECONDS)
+    env = camera_environment(library, knobs.work / "alone-camera-report.txt", knobs.noise)
+    usage = measure(["v4l2-ctl", "-d", DEVICE,
+                     f"--set-fmt-video=width={width},height={height},pixelformat={FOURCC[pixel_format]}",
+                     "--stream-mmap", f"--stream-count={seconds * RATE}", "--stream-to=/dev/null"],
+                    knobs.work / "alone.log", env=env)
+    return 100.0 * usage.cpu / usage.wall
+
+
+def bench(knobs):
+    if Path(DEVICE).exists():
+        raise SystemExit(f"{DEVICE} exists: the fake camera needs a path that is not on disk")
+    library = build_fake_camera(knobs.work)
+    results = []
+    for size, width, height, pixel_format in CASES:
+        note(f"live: {size}{RATE} {pixel_format}, {SPEED}, {knobs.live_seconds} s")
+        facts, usage, rss_start, rss_end = record(knobs, library, size, width, height, pixel_format)
+        camera_cpu = camera_alone(knobs, library, width, height, pixel_format)
+        cpu = 100.0 * usage.cpu / usage.wall
+        results.append({
+            "size": size, "fps": RATE, "format": pixel_format, "speed": SPEED, "seconds": knobs.live_seconds,
+            "camera_noise": knobs.noise,
+            "threads": facts.get("settings", {}).get("threads"),
+            "frames_captured": facts["frames_captured"], "frames_encoded": facts["frames_encoded"],
+            "dropped_queue": facts["dropped_queue"], "dropped_driver": facts["dropped_driver"],
+            "frames_duplicated": facts.get("frames_duplicated"),
+            "latency_ms_p50": facts.get("latency_ms_p50"), "latency_ms_p99": facts.get("latency_ms_p99"),
+            "cpu_seconds": usage.cpu, "wall_seconds": usage.wall,
+            # Percent of one core; the machine has nproc of them.
+            "cpu_percent": cpu, "fake_camera_cpu_percent": camera_cpu,
+            "recorder_cpu_percent": cpu - camera_cpu,
+            "rss_start_mib": rss_start / 1024, "rss_end_mib": rss_end / 1024,
+            "peak_rss_mib": usage.max_rss_kib / 1024,
+        })
+    return results

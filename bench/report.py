@@ -1,0 +1,174 @@
+"""The targets from the plan, judged on the figures; the printed table; the chart."""
+
+from common import geometric_mean
+
+# A live run's memory counts as flat when it grew by at most this share from the start sample.
+RSS_GROWTH_LIMIT = 0.05
+
+
+def target(name, goal, measured, passed, criterion):
+    return {"name": name, "target": goal, "measured": measured,
+            "pass": None if passed is None else bool(passed), "criterion": criterion}
+
+
+def targets(results):
+    found = []
+    encode = results.get("encode")
+    if encode:
+        identical = all(r["agreement"]["vtrecord"]["frames_identical"] for r in encode)
+        found.append(target("same pictures as the x264 CLI", "decoded frames identical in every setting",
+                            "identical" if identical else "different", identical,
+                            "framemd5 of vtrecord's and the x264 CLI's output, first run of each setting"))
+        for peer, name, goal in (("x264", "throughput vs x264 CLI", 1.0), ("ffmpeg", "throughput vs ffmpeg", 1.0)):
+            ratios = [r["fps_ratio"][f"vs_{peer}"] for r in encode]
+            mean = geometric_mean(ratios)
+            worst = min(encode, key=lambda r: r["fps_ratio"][f"vs_{peer}"])
+            found.append(target(name, f"≥ {goal:.2f}×", round(mean, 3), mean >= goal,
+                                f"geometric mean over all {len(ratios)} settings of vtrecord fps ÷ {peer} fps "
+                                f"(each the median of per-run ratios); lowest {min(ratios):.3f}× at "
+                                f"{worst['content']} {worst['size']} {worst['speed']} {worst['tune']}"))
+    overhead = results.get("overhead")
+    if overhead:
+        worst = max(r["vtrecord"]["steady_state_outside_libx264_percent"] for r in overhead)
+        whole = max(r["vtrecord"]["outside_libx264_percent"] for r in overhead)
+        yardstick = max(r["x264_cli"]["outside_libx264_percent"] for r in overhead)
+        found.append(target("instructions outside libx264", "< 3 %", round(worst, 2), worst < 3.0,
+                            "callgrind, 720p ultrafast, one thread: share of the instructions that the "
+                            f"second {overhead[0]['frames']} pictures add, the highest over the clips; "
+                            f"over the whole {overhead[0]['frames']}-picture run, start-up included, "
+                            f"{whole:.2f} % (the x264 CLI: {yardstick:.2f} %)"))
+    conversion = results.get("conversion")
+    if conversion:
+        ratio = max(r["yuyv_to_i420_vs_memcpy"] for r in conversion)
+        found.append(target("YUYV→I420 vs memcpy, 1080p", "≤ 1.5×", round(ratio, 3), ratio <= 1.5,
+                            "median ms of FrameConverter.convertYUYV ÷ median ms of memcpy of the same bytes"))
+        decode = max(r["mjpeg_decode_ms"] for r in conversion)
+        found.append(target("MJPEG 4:2:2 1080p decode → I420", "≤ 4 ms", round(decode, 3), decode <= 4.0,
+                            "median ms of FrameConverter.decodeJPEG; the highest over the pictures measured"))
+    live = results.get("live")
+    if live:
+        full_hd = [r for r in live if r["size"] == "1080p"]
+        drops = sum(r["dropped_queue"] + r["dropped_driver"] for r in full_hd)
+        found.append(target("drops at 1080p30 veryfast", "0", drops, drops == 0,
+                            "dropped_queue + dropped_driver, YUYV and MJPEG, from the JSON summaries"))
+        growth = max((r["rss_end_mib"] - r["rss_start_mib"]) / r["rss_start_mib"] for r in live)
+        found.append(target("RSS flat during live recording", f"≤ {RSS_GROWTH_LIMIT:.0%} growth",
+                            f"{growth:+.1%}", growth <= RSS_GROWTH_LIMIT,
+                            "VmRSS at the end ÷ VmRSS 2 s after the start, the largest growth of the live runs"))
+    return found
+
+
+def print_tables(results):
+    encode = results.get("encode") or []
+    if encode:
+        print("File input, identical x264 settings (fps: median of "
+              f"{encode[0]['runs']} run(s), {encode[0]['frames']} frames; ratio: vtrecord ÷ peer)")
+        head = (f"{'content':<12}{'size':<6}{'speed':<10}{'tune':<12}{'thr':>3} "
+                f"{'vtrecord':>9}{'x264':>9}{'ffmpeg':>9}{'gst':>9} {'÷x264':>6}{'÷ffm':>6}{'÷gst':>6} "
+                f"{'cpu s vt/x264':>14} {'RSS MiB vt/x/ff/gst':>20}  = x264 CLI vt/ff/gst")
+        print(head)
+        print("-" * len(head))
+        for r in encode:
+            p = r["programs"]
+            agreement = r["agreement"]
+            same = "/".join("yes" if agreement[k]["frames_identical"] else "no"
+                            for k in ("vtrecord", "ffmpeg", "gstreamer"))
+            rss = "/".join(f"{p[k]['peak_rss_mib']:.0f}" for k in ("vtrecord", "x264", "ffmpeg", "gstreamer"))
+            print(f"{r['content']:<12}{r['size']:<6}{r['speed']:<10}{r['tune']:<12}{r['threads']:>3} "
+                  + "".join(f"{p[k]['fps']:>9.1f}" for k in ("vtrecord", "x264", "ffmpeg", "gstreamer"))
+                  + " " + "".join(f"{r['fps_ratio'][k]:>6.2f}" for k in ("vs_x264", "vs_ffmpeg", "vs_gstreamer"))
+                  + f" {p['vtrecord']['cpu_seconds']:>6.2f}/{p['x264']['cpu_seconds']:<7.2f} {rss:>20}  {same}")
+        print()
+    cost = results.get("content_cost")
+    if cost and cost["rows"]:
+        print("Camera-like vs synthetic input: x264 CLI CPU seconds")
+        for row in cost["rows"]:
+            print(f"  {row['size']:<6}{row['speed']:<10}{row['tune']:<12}{row['synthetic_cpu_seconds']:>7.2f} → "
+                  f"{row['camera_like_cpu_seconds']:>7.2f} s  {row['ratio']:.2f}×")
+        verdict = "within" if cost["in_range"] else "OUTSIDE"
+        print(f"  geometric mean {cost['geometric_mean']:.2f}× ({verdict} the 2–3× of camera content)")
+        print()
+    for r in results.get("overhead") or []:
+        print(f"Outside libx264 ({r['content']}, {r['size']} {r['speed']}, {r['frames']} frames, one thread): "
+              f"vtrecord {r['vtrecord']['outside_libx264_percent']:.2f} % "
+              f"(per picture once started {r['vtrecord']['steady_state_outside_libx264_percent']:.2f} %), "
+              f"x264 CLI {r['x264_cli']['outside_libx264_percent']:.2f} % "
+              f"({r['x264_cli']['steady_state_outside_libx264_percent']:.2f} %)")
+    if results.get("overhead"):
+        steady = max(r["vtrecord"]["steady_state_outside_libx264_percent"] for r in results["overhead"])
+        whole = max(r["vtrecord"]["outside_libx264_percent"] for r in results["overhead"])
+        print(f"outside libx264: {steady:.2f} % per picture ({whole:.2f} % of a whole "
+              f"{results['overhead'][0]['frames']}-picture run, process start-up included)")
+        print()
+    for r in results.get("conversion") or []:
+        print(f"Conversion, {r['content']} {r['size']}: memcpy {r['memcpy_ms']:.3f} ms, "
+              f"YUYV→I420 {r['yuyv_to_i420_ms']:.3f} ms ({r['yuyv_to_i420_vs_memcpy']:.2f}× memcpy), "
+              f"MJPEG 4:2:2 ({r['jpeg_bytes'] // 1024} KiB) → I420 {r['mjpeg_decode_ms']:.2f} ms")
+    if results.get("conversion"):
+        print()
+    live = results.get("live") or []
+    if live:
+        print(f"Live from the fake camera ({live[0]['seconds']} s each, --speed {live[0]['speed']})")
+        head = (f"{'case':<14}{'captured':>9}{'encoded':>8}{'drop q':>7}{'drop drv':>9}{'p50 ms':>8}{'p99 ms':>8}"
+                f"{'CPU %':>7}{'camera %':>9}{'RSS start':>10}{'RSS end':>9}")
+        print(head)
+        print("-" * len(head))
+        for r in live:
+            print(f"{r['size'] + str(r['fps']) + ' ' + r['format']:<14}{r['frames_captured']:>9}"
+                  f"{r['frames_encoded']:>8}{r['dropped_queue']:>7}{r['dropped_driver']:>9}"
+                  f"{r['latency_ms_p50'] or 0:>8.1f}{r['latency_ms_p99'] or 0:>8.1f}{r['cpu_percent']:>7.0f}"
+                  f"{r['fake_camera_cpu_percent']:>9.0f}{r['rss_start_mib']:>9.1f}M{r['rss_end_mib']:>8.1f}M")
+        print()
+    print("Targets")
+    for t in results["targets"]:
+        verdict = {True: "pass", False: "FAIL", None: "n/a"}[t["pass"]]
+        print(f"  {verdict:<5}{t['name']:<38}{t['target']:>14}  measured {t['measured']}")
+
+
+def chart(results, path):
+    """fps per program per setting (one panel per content and size) and vtrecord's ratios."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    encode = results.get("encode") or []
+    if not encode:
+        return False
+    panels = sorted({(r["content"], r["size"]) for r in encode}, key=lambda k: (k[0] != "synthetic", k[1] != "720p"))
+    programs = ("vtrecord", "x264", "ffmpeg", "gstreamer")
+    columns = 2
+    rows = (len(panels) + columns - 1) // columns + 1
+    figure, axes = plt.subplots(rows, columns, figsize=(14, 4.2 * rows), squeeze=False)
+    for index, (content, size) in enumerate(panels):
+        axis = axes[index // columns][index % columns]
+        settings = [r for r in encode if (r["content"], r["size"]) == (content, size)]
+        labels = [f"{r['speed']}\n{'zerolat.' if r['tune'] == 'zerolatency' else ''}" for r in settings]
+        width = 0.2
+        for offset, program in enumerate(programs):
+            axis.bar([i + (offset - 1.5) * width for i in range(len(settings))],
+                     [r["programs"][program]["fps"] for r in settings], width, label=program)
+        axis.set_xticks(range(len(settings)), labels)
+        axis.set_ylabel("fps")
+        axis.set_title(f"{content} {size}")
+        axis.legend(fontsize=8)
+    for column, peer in enumerate(("x264", "ffmpeg")):
+        axis = axes[rows - 1][column]
+        for content, size in panels:
+            settings = [r for r in encode if (r["content"], r["size"]) == (content, size)]
+            axis.plot(range(len(settings)), [r["fps_ratio"][f"vs_{peer}"] for r in settings], marker="o",
+                      label=f"{content} {size}")
+            axis.set_xticks(range(len(settings)),
+                            [f"{r['speed']}\n{'zerolat.' if r['tune'] == 'zerolatency' else ''}" for r in settings])
+        axis.axhline(1.0, color="grey", linewidth=1)
+        axis.set_title(f"vtrecord fps ÷ {peer} fps (same runs)")
+        axis.legend(fontsize=8)
+    for index in range(len(panels), (rows - 1) * columns):
+        axes[index // columns][index % columns].axis("off")
+    machine = results["machine"]
+    figure.suptitle(f"vtrecord make bench — {machine['cpu_model']}, {machine['nproc']} cores, "
+                    f"{encode[0]['frames']} frames, median of {encode[0]['runs']} run(s)"
+                    + (" — QUICK smoke run" if results["knobs"]["quick"] else ""))
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return True

@@ -1,0 +1,128 @@
+#!/usr/bin/python3
+"""make bench: vtrecord's speed against the tools people would use instead, with numbers from
+one run. Prints a table and writes results.json and results.png (under bench/ by default).
+
+Families (FAMILIES=encode,overhead,conversion,live picks some):
+  encode      file input, identical x264 settings: vtrecord, x264 CLI, ffmpeg, GStreamer (encode.py)
+  overhead    instructions outside libx264, callgrind (overhead.py)
+  conversion  YUYV→I420 vs memcpy and MJPEG decode per 1080p picture (conversion.py)
+  live        the fake camera at 720p30 and 1080p30, YUYV and MJPEG (live.py)
+
+Knobs (environment; make passes its variables): QUICK=1 (1 run, 30 frames, 5 s live, results to
+bench/quick-results.*), RUNS (5), FRAMES (300), DURATION (live seconds, 60), NOISE (camera-like
+noise strength, 8), OUT (path without extension), KEEP=1 (keep bench/tmp), BIN, BENCH_BIN.
+"""
+
+import datetime
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+
+import conversion
+import encode
+import live
+import media
+import overhead
+import report
+from common import ROOT, Knobs, ToolFailed, note, run
+
+
+def first_line(argv):
+    try:
+        return run(argv).strip().splitlines()[0]
+    except (ToolFailed, OSError, IndexError):
+        return None
+
+
+def machine_facts(knobs):
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
+               platform.processor())
+    memory = next((int(line.split()[1]) // 1024 for line in open("/proc/meminfo") if line.startswith("MemTotal")), None)
+    commit = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"], capture_output=True, text=True)
+    return {
+        "nproc": os.cpu_count(),
+        "cpu_model": cpu,
+        "memory_mib": memory,
+        "kernel": platform.release(),
+        "os": first_line(["sh", "-c", ". /etc/os-release && echo \"$PRETTY_NAME\""]),
+        "load_average_at_start": os.getloadavg(),
+        "versions": {
+            "vtrecord": f"{first_line([knobs.vtrecord, '--version'])} ({commit.stdout.strip() or 'no git'})",
+            "x264": first_line(["x264", "--version"]),
+            "ffmpeg": first_line(["ffmpeg", "-version"]),
+            "gstreamer": first_line(["gst-launch-1.0", "--version"]),
+            "x264enc": next((line.split(None, 1)[1] for line in run(["gst-inspect-1.0", "x264enc"]).splitlines()
+                             if line.strip().startswith("Version")), None),
+            "valgrind": first_line(["valgrind", "--version"]),
+            "python": platform.python_version(),
+        },
+    }
+
+
+def check_tools(knobs):
+    for path in (knobs.vtrecord, knobs.bench_tool):
+        if not path.exists():
+            raise SystemExit(f"{path} is missing: run make bench (it builds both)")
+    missing = [tool for tool in ("ffmpeg", "x264", "gst-launch-1.0", "gst-inspect-1.0", "valgrind",
+                                 "callgrind_annotate", "objcopy", "v4l2-ctl", "cc", "pkg-config")
+               if shutil.which(tool) is None]
+    if missing:
+        raise SystemExit(f"missing: {', '.join(missing)} (make bench-deps installs them)")
+
+
+def main():
+    knobs = Knobs.from_environment()
+    check_tools(knobs)
+    knobs.work.mkdir(parents=True, exist_ok=True)
+    results = {
+        "schema": 1,
+        "generated": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "knobs": {"quick": knobs.quick, "runs": knobs.runs, "frames": knobs.frames,
+                  "live_seconds": knobs.live_seconds, "noise": knobs.noise, "families": list(knobs.families)},
+        "machine": machine_facts(knobs),
+        "inputs": {"how_made": media.describe(knobs.noise),
+                   "graphs": {f"{content} {size}": media.graph(content, *media.SIZES[size], knobs.noise)
+                              for content in ("synthetic", "camera-like") for size in media.SIZES}},
+    }
+    contents = ("synthetic", "camera-like")
+    try:
+        if "encode" in knobs.families:
+            clips = {(content, size): media.make_clip(content, size, knobs.frames, knobs.noise, knobs.work)
+                     for content in contents for size in media.SIZES}
+        if "encode" in knobs.families:
+            results["encode"] = encode.bench(knobs, clips)
+            results["content_cost"] = encode.content_cost(results["encode"])
+            results["settings_not_identical"] = encode.known_differences()
+        if "overhead" in knobs.families:
+            results["overhead"] = overhead.bench(knobs)
+        if "conversion" in knobs.families:
+            pictures = {content: media.make_picture(content, "1080p", knobs.noise, knobs.work) for content in contents}
+            results["conversion"] = conversion.bench(knobs, pictures)
+        if "live" in knobs.families:
+            results["live"] = live.bench(knobs)
+    except ToolFailed as failure:
+        print(f"bench: {failure}", file=sys.stderr)
+        return 1
+    finally:
+        if not knobs.keep:
+            shutil.rmtree(knobs.work, ignore_errors=True)
+
+    results["machine"]["load_average_at_end"] = os.getloadavg()
+    results["targets"] = report.targets(results)
+    knobs.out.parent.mkdir(parents=True, exist_ok=True)
+    json_path = knobs.out.with_suffix(".json")
+    json_path.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    png_path = knobs.out.with_suffix(".png")
+    report.print_tables(results)
+    if report.chart(results, png_path):
+        note(f"wrote {json_path.relative_to(ROOT)} and {png_path.relative_to(ROOT)}")
+    else:
+        note(f"wrote {json_path.relative_to(ROOT)} (no encode results, no chart)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
