@@ -11,9 +11,10 @@
 // open and fopen of /sys/dev/char/81:N/uevent give what the kernel would, because v4l2-ctl
 // reads it to decide what kind of node it was given.
 //
-// Files: config.c reads the knobs below, device.c answers the ioctls, queue.c does buffers,
-// streaming and frame timing, controls.c the controls, picture.c paints the frames,
-// intercept*.c are the replaced libc functions, this file holds the shared state.
+// Files: config.c reads the knobs below, device.c answers the ioctls, queue.c does buffers and
+// streaming, timing.c when frames come due, mappings.c userspace mappings, controls.c the
+// controls, picture.c paints the frames, report.c the exit report, intercept*.c are the
+// replaced libc functions, this file holds the shared state.
 //
 // Frames carry the vtrecord test pattern's frame code (FrameCode.swift) equal to the buffer's
 // `sequence`, over a background that pans every frame. Frame n of a stream is due at
@@ -266,73 +267,4 @@ void fv_close_handle(int fd) {
     if (device->gone && device->handles == 0) free(device);
     fv.open_handles--;
     free(handle);
-}
-
-// ---- exit report ----
-
-// The report path with "%p" replaced by the process id.
-static bool report_path(char *path, size_t capacity) {
-    const char *from = fv.config.report;
-    size_t length = 0;
-    while (*from != '\0') {
-        int added;
-        if (from[0] == '%' && from[1] == 'p') {
-            added = snprintf(path + length, capacity - length, "%ld", (long)getpid());
-            from += 2;
-        } else {
-            added = snprintf(path + length, capacity - length, "%c", *from);
-            from += 1;
-        }
-        if (added < 0 || (size_t)added >= capacity - length) return false;
-        length += (size_t)added;
-    }
-    if (length == 0) return false;
-    return true;
-}
-
-__attribute__((destructor)) static void write_report(void) {
-    fv_init();
-    // Processes that never tried the camera (a shell, `timeout`) leave the report alone.
-    if (fv.config.report[0] == '\0' || fv.open_attempts == 0) return;
-    char path[PATH_MAX];
-    if (!report_path(path, sizeof path)) {
-        dprintf(2, "fake-v4l2: report path too long: %s\n", fv.config.report);
-        return;
-    }
-    fv_lock();
-    struct fv_device *device = fv.device;
-    unsigned queued = 0;
-    bool streaming = false;
-    if (device != NULL) {
-        fv_advance(device, fv_now_ns());
-        if (fv.device != NULL) {
-            queued = device->queued_count + device->done_count;
-            streaming = device->streaming;
-        }
-    }
-    char text[1024];
-    int length = snprintf(text, sizeof text,
-        "open_handles=%u\nmapped_buffers=%u\nstreaming=%d\nbuffers_queued=%u\n"
-        "frames_delivered=%llu\nframes_dropped=%llu\nlast_sequence=%lld\nopens=%llu\nunplugged=%d\n"
-        "pid=%ld\n",
-        fv.open_handles, fv_mapping_count(), streaming ? 1 : 0, queued,
-        (unsigned long long)fv.frames_delivered, (unsigned long long)fv.frames_dropped,
-        (long long)fv.last_sequence, (unsigned long long)fv.opens, fv.ever_unplugged ? 1 : 0,
-        (long)getpid());
-    fv_unlock();
-    if (length < 0 || (size_t)length >= sizeof text) {
-        dprintf(2, "fake-v4l2: report does not fit its buffer\n");
-        return;
-    }
-    int fd = fv_real.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        dprintf(2, "fake-v4l2: cannot write report %s: %s\n", path, strerror(errno));
-        return;
-    }
-    ssize_t written = write(fd, text, (size_t)length);
-    if (written != length) {
-        dprintf(2, "fake-v4l2: short write to report %s: %s\n", path,
-                written < 0 ? strerror(errno) : "disk full?");
-    }
-    if (fv_real.close(fd) != 0) dprintf(2, "fake-v4l2: close report %s: %s\n", path, strerror(errno));
 }

@@ -135,7 +135,14 @@ struct fv_state {
 
 FV_HIDDEN void fv_read_config(struct fv_config *config);
 
-// ---- fake_v4l2.c: state, handles, report ----
+// ---- timing.c ----
+
+// True for sequence n-1, 2n-1, … (every nth frame); never when n is 0.
+FV_HIDDEN bool fv_every(uint32_t n, uint64_t sequence);
+// When frame `sequence` of the running stream comes due (CLOCK_MONOTONIC ns).
+FV_HIDDEN int64_t fv_due_ns(const struct fv_device *device, uint64_t sequence);
+
+// ---- fake_v4l2.c: state and handles ----
 
 FV_HIDDEN extern struct fv_state fv;
 // Reads the knobs and powers the camera on; called once, from fv_init().
@@ -178,12 +185,16 @@ FV_HIDDEN int fv_qbuf(struct fv_handle *handle, struct v4l2_buffer *buffer);
 FV_HIDDEN int fv_dqbuf(int fd, struct fv_handle *handle, struct v4l2_buffer *buffer);
 FV_HIDDEN int fv_streamon(struct fv_handle *handle, const int *type);
 FV_HIDDEN int fv_streamoff(struct fv_handle *handle, const int *type);
+// Frees an allocation once it is released and no longer mapped.
+FV_HIDDEN void fv_allocation_unref(struct fv_allocation *allocation);
 // Fills frames that came due into queued buffers, or drops them; unplugs when it is time.
 FV_HIDDEN void fv_advance(struct fv_device *device, int64_t now);
 // What closing a handle does to the stream it owns.
 FV_HIDDEN void fv_release_handle(struct fv_handle *handle);
 // Poll events for a fake fd, and when the next frame could change them (INT64_MAX: never).
 FV_HIDDEN short fv_poll_events(int fd, short requested, int64_t *next_change_ns);
+// ---- mappings.c ----
+
 // mmap of a fake fd (errno set on failure), and forgetting a mapping after munmap.
 FV_HIDDEN void *fv_mmap(void *address, size_t length, int protection, int flags, int fd, off_t offset);
 FV_HIDDEN void fv_forget_mapping(void *address, size_t length);

@@ -12,50 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
-struct fv_mapping {
-    void *address;
-    size_t length;
-    struct fv_allocation *allocation;
-    unsigned index;
-    struct fv_mapping *next;
-};
-
-static struct fv_mapping *mappings;
-static unsigned mapping_total;
-
-unsigned fv_mapping_count(void) {
-    return __atomic_load_n(&mapping_total, __ATOMIC_ACQUIRE);
-}
-
-// ---- timing ----
-
-static int64_t interval_ns(const struct fv_device *device, uint64_t frames) {
-    double fps = fv.config.delivered_fps > 0 ? fv.config.delivered_fps : (double)device->fps;
-    return (int64_t)((double)frames * 1e9 / fps);
-}
-
-// A fixed pseudo-random lateness in [0, jitter] µs for each sequence number.
-static int64_t jitter_ns(uint64_t sequence) {
-    if (fv.config.jitter_us == 0) return 0;
-    uint64_t h = sequence * 0x9E3779B97F4A7C15ull;
-    h ^= h >> 31;
-    h *= 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 29;
-    return (int64_t)(h % ((uint64_t)fv.config.jitter_us + 1)) * 1000;
-}
-
-// Frame n is exposed for one whole interval after STREAMON before it can be delivered.
-static int64_t due_ns(const struct fv_device *device, uint64_t sequence) {
-    return device->start_ns + interval_ns(device, sequence + 1) + jitter_ns(sequence);
-}
-
-static bool every(uint32_t n, uint64_t sequence) {
-    return n != 0 && (sequence + 1) % n == 0;
-}
-
 // ---- allocation ----
 
-static void allocation_unref(struct fv_allocation *allocation) {
+void fv_allocation_unref(struct fv_allocation *allocation) {
     if (!allocation->released || allocation->mapping_total > 0) return;
     if (fv_real.munmap(allocation->memory, allocation->total) != 0) {
         fv_trace("munmap(buffers): %s", strerror(errno));
@@ -80,7 +39,7 @@ static void release_allocation(struct fv_device *device) {
     reset_queue(device);
     memset(device->buffers, 0, sizeof device->buffers);
     allocation->released = true;
-    allocation_unref(allocation);
+    fv_allocation_unref(allocation);
 }
 
 static int allocate(struct fv_device *device, unsigned count) {
@@ -135,7 +94,7 @@ static void unplug(struct fv_device *device, int64_t when) {
 
 // What the camera does with frame `sequence` when it comes due.
 static void produce(struct fv_device *device, uint64_t sequence, int64_t due) {
-    if (every(fv.config.drop_every, sequence) || device->queued_count == 0) {
+    if (fv_every(fv.config.drop_every, sequence) || device->queued_count == 0) {
         fv.frames_dropped++;
         fv_trace("frame %llu dropped", (unsigned long long)sequence);
         return;
@@ -150,12 +109,12 @@ static void produce(struct fv_device *device, uint64_t sequence, int64_t due) {
     size_t used = fv_paint(fourcc, device->size->width, device->size->height, (uint32_t)sequence,
                            memory, allocation->length);
     buffer->flags = used == 0 ? V4L2_BUF_FLAG_ERROR : 0;
-    if (fourcc == V4L2_PIX_FMT_MJPEG && every(fv.config.corrupt_jpeg_every, sequence)) {
+    if (fourcc == V4L2_PIX_FMT_MJPEG && fv_every(fv.config.corrupt_jpeg_every, sequence)) {
         // Anything but 0xFF, so there is no marker at all, let alone a start of image.
         for (size_t i = 0; i < used; i++) memory[i] = (uint8_t)((i * 7 + sequence) & 0x7F);
     }
-    if (every(fv.config.short_every, sequence)) used /= 2;
-    if (every(fv.config.error_every, sequence)) buffer->flags |= V4L2_BUF_FLAG_ERROR;
+    if (fv_every(fv.config.short_every, sequence)) used /= 2;
+    if (fv_every(fv.config.error_every, sequence)) buffer->flags |= V4L2_BUF_FLAG_ERROR;
     buffer->bytesused = (uint32_t)used;
     buffer->sequence = (uint32_t)sequence;
     buffer->timestamp.tv_sec = due / 1000000000;
@@ -174,7 +133,7 @@ void fv_advance(struct fv_device *device, int64_t now) {
         }
         produce(device, sequence, device->next_due_ns);
         device->next_sequence = sequence + 1;
-        int64_t due = due_ns(device, sequence + 1);
+        int64_t due = fv_due_ns(device, sequence + 1);
         if (due > device->next_due_ns) device->next_due_ns = due;
     }
 }
@@ -331,7 +290,7 @@ int fv_streamon(struct fv_handle *handle, const int *type) {
     device->streaming = true;
     device->start_ns = fv_now_ns();
     device->next_sequence = 0;
-    device->next_due_ns = due_ns(device, 0);
+    device->next_due_ns = fv_due_ns(device, 0);
     return 0;
 }
 
@@ -362,77 +321,4 @@ short fv_poll_events(int fd, short requested, int64_t *next_change_ns) {
     if (!device->streaming) return POLLERR;
     *next_change_ns = device->next_due_ns;
     return device->done_count > 0 ? (short)(requested & (POLLIN | POLLRDNORM)) : 0;
-}
-
-// ---- mappings ----
-
-void *fv_mmap(void *address, size_t length, int protection, int flags, int fd, off_t offset) {
-    fv_lock();
-    void *result = MAP_FAILED;
-    int error = 0;
-    struct fv_handle *handle = fv_handle_for(fd);
-    if (handle == NULL) {
-        error = EBADF;
-        goto done;
-    }
-    fv_tick(fv_now_ns());
-    struct fv_device *device = handle->device;
-    struct fv_allocation *allocation = device->allocation;
-    if (device->gone) {
-        error = ENODEV;
-    } else if (allocation == NULL || (flags & MAP_SHARED) == 0 || (protection & PROT_READ) == 0
-               || length == 0 || offset < 0 || (size_t)offset % allocation->stride != 0
-               || (size_t)offset / allocation->stride >= allocation->count || length > allocation->stride) {
-        error = EINVAL;
-    }
-    if (error != 0) goto done;
-    struct fv_mapping *mapping = calloc(1, sizeof *mapping);
-    if (mapping == NULL) {
-        error = ENOMEM;
-        goto done;
-    }
-    result = fv_real.mmap(address, length, protection, flags, allocation->memfd, offset);
-    if (result == MAP_FAILED) {
-        error = errno;
-        free(mapping);
-        goto done;
-    }
-    mapping->address = result;
-    mapping->length = length;
-    mapping->allocation = allocation;
-    mapping->index = (unsigned)((size_t)offset / allocation->stride);
-    mapping->next = mappings;
-    mappings = mapping;
-    allocation->mappings[mapping->index]++;
-    allocation->mapping_total++;
-    __atomic_store_n(&mapping_total, mapping_total + 1, __ATOMIC_RELEASE);
-done:
-    fv_trace("mmap(fd %d, offset %lld, %zu bytes) = %s", fd, (long long)offset, length,
-             error != 0 ? strerror(error) : "ok");
-    fv_unlock();
-    if (error != 0) errno = error;
-    return result;
-}
-
-// After a successful munmap: forget the buffers it unmapped (any mapping starting in the range).
-void fv_forget_mapping(void *address, size_t length) {
-    fv_lock();
-    uint8_t *start = address;
-    for (struct fv_mapping **link = &mappings; *link != NULL;) {
-        struct fv_mapping *mapping = *link;
-        uint8_t *at = mapping->address;
-        if (at >= start && at < start + length) {
-            *link = mapping->next;
-            struct fv_allocation *allocation = mapping->allocation;
-            allocation->mappings[mapping->index]--;
-            allocation->mapping_total--;
-            __atomic_store_n(&mapping_total, mapping_total - 1, __ATOMIC_RELEASE);
-            fv_trace("munmap(buffer %u)", mapping->index);
-            free(mapping);
-            allocation_unref(allocation);
-        } else {
-            link = &mapping->next;
-        }
-    }
-    fv_unlock();
 }
