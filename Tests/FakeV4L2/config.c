@@ -87,6 +87,23 @@ static void parse_formats(const char *text, struct fv_config *config) {
     if (config->format_count == 0) bad_knob(knob, text, "no formats");
 }
 
+// "N:F": from frame N on, frames come at F per second (F may be fractional).
+static void parse_rate_change(const char *text, struct fv_config *config) {
+    static const char *knob = "FAKE_V4L2_RATE_CHANGE";
+    config->rate_change_fps = 0;
+    if (text == NULL || *text == '\0') return;
+    char *end;
+    errno = 0;
+    unsigned long long frame = strtoull(text, &end, 10);
+    if (errno != 0 || end == text || *end != ':' || text[0] == '-') bad_knob(knob, text, "expected FRAME:FPS");
+    const char *rate = end + 1;
+    config->rate_change_fps = strtod(rate, &end);
+    if (end == rate || *end != '\0' || !(config->rate_change_fps > 0 && config->rate_change_fps <= 1000)) {
+        bad_knob(knob, text, "the rate must be above 0, at most 1000");
+    }
+    config->rate_change_frame = frame;
+}
+
 static const char *default_formats =
     "YUYV:640x480@30/15/5,1280x720@30/15/5,1920x1080@30/15/5;"
     "MJPG:640x480@30/15/5,1280x720@30/15/5,1920x1080@30/15/5;"
@@ -124,6 +141,14 @@ void fv_read_config(struct fv_config *config) {
     config->corrupt_jpeg_every = (uint32_t)env_unsigned("FAKE_V4L2_CORRUPT_JPEG_EVERY", 0, 0, UINT32_MAX);
     config->short_every = (uint32_t)env_unsigned("FAKE_V4L2_SHORT_EVERY", 0, 0, UINT32_MAX);
     config->error_every = (uint32_t)env_unsigned("FAKE_V4L2_ERROR_EVERY", 0, 0, UINT32_MAX);
+    config->eio_after = env_unsigned("FAKE_V4L2_EIO_AFTER", 0, 0, UINT32_MAX);
+    parse_rate_change(getenv("FAKE_V4L2_RATE_CHANGE"), config);
+    config->timestamp_back_every = (uint32_t)env_unsigned("FAKE_V4L2_TIMESTAMP_BACK_EVERY", 0, 0, UINT32_MAX);
+    config->timestamp_back_ns = (int64_t)env_unsigned("FAKE_V4L2_TIMESTAMP_BACK_MS", 50, 1, 3600000) * 1000000;
+    config->timestamp_jump_every = (uint32_t)env_unsigned("FAKE_V4L2_TIMESTAMP_JUMP_EVERY", 0, 0, UINT32_MAX);
+    config->timestamp_jump_ns = (int64_t)env_unsigned("FAKE_V4L2_TIMESTAMP_JUMP_MS", 500, 1, 3600000) * 1000000;
+    fv_parse_pause(getenv("FAKE_V4L2_PAUSE_AT"), config);
+    config->pause_ns = (int64_t)env_unsigned("FAKE_V4L2_PAUSE_MS", 1000, 1, 600000) * 1000000;
     config->busy = env_unsigned("FAKE_V4L2_BUSY", 0, 0, 1) == 1;
     config->open_errno = env_errno("FAKE_V4L2_OPEN_ERRNO");
     config->not_capture = env_unsigned("FAKE_V4L2_NOT_CAPTURE", 0, 0, 1) == 1;

@@ -292,6 +292,26 @@ static int dispatch(struct fv_handle *handle, unsigned long request, void *arg) 
     }
 }
 
+static enum fv_phase phase_of(unsigned long request) {
+    switch (request) {
+    case VIDIOC_S_FMT: return FV_PHASE_S_FMT;
+    case VIDIOC_S_PARM: return FV_PHASE_S_PARM;
+    case VIDIOC_REQBUFS: return FV_PHASE_REQBUFS;
+    case VIDIOC_STREAMON: return FV_PHASE_STREAMON;
+    default: return FV_PHASE_NONE;
+    }
+}
+
+// FAKE_V4L2_PAUSE_AT: the pause comes before the call does anything, as in a slow driver.
+static int pause_then_dispatch(int fd, struct fv_handle *handle, unsigned long request, void *arg) {
+    if (fv_pause_at(phase_of(request))) {
+        if (fv_handle_for(fd) != handle) return -EBADF;     // closed during the pause
+        fv_tick(fv_now_ns());
+        if (handle->device->gone) return -ENODEV;
+    }
+    return dispatch(handle, request, arg);
+}
+
 int fv_ioctl(int fd, unsigned long request, void *arg) {
     fv_lock();
     struct fv_handle *handle = fv_handle_for(fd);
@@ -307,7 +327,7 @@ int fv_ioctl(int fd, unsigned long request, void *arg) {
         } else if (request == VIDIOC_DQBUF) {
             result = fv_dqbuf(fd, handle, arg);
         } else {
-            result = dispatch(handle, request, arg);
+            result = pause_then_dispatch(fd, handle, request, arg);
         }
     }
     fv_trace("ioctl(%d, %s) = %s", fd, fv_ioctl_name(request), result < 0 ? strerror(-result) : "0");

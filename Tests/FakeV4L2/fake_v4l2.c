@@ -12,9 +12,11 @@
 // reads it to decide what kind of node it was given.
 //
 // Files: config.c reads the knobs below, device.c answers the ioctls, queue.c does buffers and
-// streaming, timing.c when frames come due, mappings.c userspace mappings, controls.c the
-// controls, picture.c paints the frames, report.c the exit report, intercept*.c are the
-// replaced libc functions, this file holds the shared state.
+// streaming, timing.c when frames come due and their timestamps, mappings.c userspace
+// mappings, pause.c FAKE_V4L2_PAUSE_AT, controls.c the controls, picture.c paints the frames,
+// report.c the exit report, intercept*.c are the replaced libc functions (and _exit, so the
+// report is written by a process that leaves without running destructors), this file holds
+// the shared state.
 //
 // Frames carry the vtrecord test pattern's frame code (FrameCode.swift) equal to the buffer's
 // `sequence`, over a background that pans every frame. Frame n of a stream is due at
@@ -59,6 +61,31 @@
 //   FAKE_V4L2_SHORT_EVERY=N        Every Nth frame has bytesused half of what it should be
 //                                  (raw formats: half the image size; MJPEG: a truncated JPEG).
 //   FAKE_V4L2_ERROR_EVERY=N        Every Nth frame is dequeued with V4L2_BUF_FLAG_ERROR.
+//   FAKE_V4L2_EIO_AFTER=N          When frame N comes due the stream breaks, as vb2 marks a
+//                                  queue in error after a failed USB transfer: no more frames,
+//                                  DQBUF fails with EIO (even with filled buffers waiting) and
+//                                  poll reports POLLERR, until STREAMOFF; the device stays
+//                                  plugged in and can be opened and streamed again. Once per
+//                                  process.
+//   FAKE_V4L2_RATE_CHANGE=N:F      From frame N on, frames come at F per second (may be
+//                                  fractional): "45:15" halves a 30 fps camera after 1.5 s.
+//                                  G_PARM still reports the negotiated rate.
+//   FAKE_V4L2_TIMESTAMP_BACK_EVERY=N  Every Nth frame (sequence N-1, 2N-1, …) carries a
+//                                  timestamp FAKE_V4L2_TIMESTAMP_BACK_MS (default 50) earlier
+//                                  than the time it came due, so it can be earlier than the
+//                                  frame before it; the frames after it are stamped as usual.
+//   FAKE_V4L2_TIMESTAMP_JUMP_EVERY=N  At every Nth frame the timestamps step forward by
+//                                  FAKE_V4L2_TIMESTAMP_JUMP_MS (default 500) and stay ahead, as a
+//                                  clock that jumps: the frames still come at the usual rate.
+//   FAKE_V4L2_PAUSE_AT=PHASE       The camera stops for FAKE_V4L2_PAUSE_MS (default 1000) the
+//                                  first time a client enters PHASE, before the call does
+//                                  anything: open, s_fmt, s_parm, reqbufs or streamon (the
+//                                  ioctl), or dqbuf:N (the DQBUF that hands out the frame after
+//                                  N frames were handed out, once a frame is ready). It writes
+//                                  "fake-v4l2: paused at PHASE for M ms" to standard error as
+//                                  the pause starts and "fake-v4l2: resumed after PHASE" as it
+//                                  ends, so a test can signal the client while it is in that
+//                                  phase. Signals do not cut the pause short. Once per process.
 //   FAKE_V4L2_BUSY=1               Another program owns the camera: S_FMT, S_PARM, S_INPUT and
 //                                  REQBUFS fail with EBUSY.
 //   FAKE_V4L2_LOCK_FILE=path       Stream ownership is also held as a flock on this file, so a
@@ -81,8 +108,13 @@
 //                                  open_handles, mapped_buffers, streaming, buffers_queued
 //                                  (held by the driver), frames_delivered (successful DQBUFs),
 //                                  frames_dropped (by the driver), last_sequence (-1: none),
-//                                  opens (successful), unplugged (0/1), pid. "%p" in the path
-//                                  becomes the process id.
+//                                  opens (successful), unplugged (0/1), failed (0/1: the
+//                                  EIO_AFTER fault happened), pause_reached (the PAUSE_AT phase,
+//                                  or none), exit (exit: it returned from main or called exit;
+//                                  _exit: it left without destructors, and the counts are what it
+//                                  still held, which the kernel releases), pid. "%p" in the path
+//                                  becomes the process id. A process killed by a signal it does
+//                                  not handle writes no report.
 //   FAKE_V4L2_TRACE=1              Log every call on the fake device to stderr, and each
 //                                  control value set ("control Brightness = 20").
 //

@@ -30,6 +30,12 @@ enum {
 
 // ---- configuration (read once from the environment) ----
 
+// Where FAKE_V4L2_PAUSE_AT stops the camera.
+enum fv_phase {
+    FV_PHASE_NONE, FV_PHASE_OPEN, FV_PHASE_S_FMT, FV_PHASE_S_PARM, FV_PHASE_REQBUFS, FV_PHASE_STREAMON,
+    FV_PHASE_DQBUF,
+};
+
 struct fv_size {
     uint32_t width, height;
     unsigned rate_count;
@@ -55,6 +61,14 @@ struct fv_config {
     double delivered_fps;           // 0: the negotiated rate
     uint32_t jitter_us;
     uint32_t drop_every, corrupt_jpeg_every, short_every, error_every;
+    uint64_t eio_after;             // 0: never
+    uint64_t rate_change_frame;     // with rate_change_fps > 0: from this frame on...
+    double rate_change_fps;         // ...frames come at this rate
+    uint32_t timestamp_back_every, timestamp_jump_every;
+    int64_t timestamp_back_ns, timestamp_jump_ns;
+    enum fv_phase pause_phase;
+    uint64_t pause_frame;           // FV_PHASE_DQBUF: frames handed out before the pause
+    int64_t pause_ns;
     bool busy;
     int open_errno;                 // 0: opens succeed
     bool not_capture;
@@ -109,6 +123,7 @@ struct fv_device {
     unsigned queued[FV_MAX_BUFFERS], queued_count;      // FIFO of buffer indexes
     unsigned done[FV_MAX_BUFFERS], done_count;          // FIFO of buffer indexes
     bool streaming;
+    bool queue_error;               // vb2's q->error: DQBUF fails with EIO until STREAMOFF
     int64_t start_ns;               // CLOCK_MONOTONIC at STREAMON
     uint64_t next_sequence;
     int64_t next_due_ns;
@@ -129,11 +144,24 @@ struct fv_state {
     uint64_t open_attempts, opens, frames_delivered, frames_dropped;
     int64_t last_sequence;
     bool ever_unplugged;
+    bool ever_failed;               // FAKE_V4L2_EIO_AFTER happened (once per process)
+    bool pause_reached;             // FAKE_V4L2_PAUSE_AT happened (once per process)
+    bool reported;                  // the exit report is written
 };
 
 // ---- config.c ----
 
 FV_HIDDEN void fv_read_config(struct fv_config *config);
+
+// ---- pause.c ----
+
+// Parses FAKE_V4L2_PAUSE_AT into the configuration.
+FV_HIDDEN void fv_parse_pause(const char *text, struct fv_config *config);
+FV_HIDDEN const char *fv_phase_name(enum fv_phase phase);
+// Called with the lock held where the client enters `phase`: pauses (lock dropped) the first
+// time the configured phase is reached, and says whether it did, so the caller can look again
+// at state that may have changed meanwhile.
+FV_HIDDEN bool fv_pause_at(enum fv_phase phase);
 
 // ---- timing.c ----
 
@@ -141,6 +169,13 @@ FV_HIDDEN void fv_read_config(struct fv_config *config);
 FV_HIDDEN bool fv_every(uint32_t n, uint64_t sequence);
 // When frame `sequence` of the running stream comes due (CLOCK_MONOTONIC ns).
 FV_HIDDEN int64_t fv_due_ns(const struct fv_device *device, uint64_t sequence);
+// The timestamp a frame that came due at `due` carries.
+FV_HIDDEN int64_t fv_timestamp_ns(uint64_t sequence, int64_t due);
+
+// ---- report.c ----
+
+// Writes the exit report, once; `how` is "exit" (destructor) or "_exit".
+FV_HIDDEN void fv_write_report(const char *how);
 
 // ---- fake_v4l2.c: state and handles ----
 
@@ -234,6 +269,7 @@ struct fv_real {
     FILE *(*fopen64)(const char *, const char *);
     int (*select)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
     int (*pselect)(int, fd_set *, fd_set *, fd_set *, const struct timespec *, const sigset_t *);
+    __attribute__((noreturn)) void (*exit_now)(int);     // _exit
 };
 FV_HIDDEN extern struct fv_real fv_real;
 // Finds the real functions and reads the knobs, once; every replaced entry point calls it.

@@ -54,6 +54,7 @@ static void resolve(void) {
     RESOLVE(fv_real.fopen64, "fopen64");
     RESOLVE(fv_real.select, "select");
     RESOLVE(fv_real.pselect, "pselect");
+    RESOLVE(fv_real.exit_now, "_exit");
     fv_state_init();
 }
 
@@ -79,6 +80,7 @@ bool fv_names_device(int dirfd, const char *path) {
 static int open_device(const char *path, int flags) {
     fv_lock();
     fv.open_attempts++;
+    (void)fv_pause_at(FV_PHASE_OPEN);     // nothing is held yet that the pause could change
     fv_tick(fv_now_ns());
     int result = -1;
     if (!fv_device_present()) {
@@ -264,6 +266,17 @@ FV_EXPORT int munmap(void *address, size_t length) {
     }
     return result;
 }
+// ---- _exit: a process leaving without destructors still writes its report ----
+
+FV_EXPORT void _exit(int status) {
+    fv_write_report("_exit");
+    fv_real.exit_now(status);
+}
+
+FV_EXPORT void _Exit(int status) {
+    _exit(status);
+}
+
 // ---- syscall(): libv4l2 makes these calls directly ----
 
 FV_EXPORT long syscall(long number, ...) {

@@ -36,6 +36,7 @@ static void release_allocation(struct fv_device *device) {
     struct fv_allocation *allocation = device->allocation;
     if (allocation == NULL) return;
     device->allocation = NULL;
+    device->queue_error = false;
     reset_queue(device);
     memset(device->buffers, 0, sizeof device->buffers);
     allocation->released = true;
@@ -117,18 +118,26 @@ static void produce(struct fv_device *device, uint64_t sequence, int64_t due) {
     if (fv_every(fv.config.error_every, sequence)) buffer->flags |= V4L2_BUF_FLAG_ERROR;
     buffer->bytesused = (uint32_t)used;
     buffer->sequence = (uint32_t)sequence;
-    buffer->timestamp.tv_sec = due / 1000000000;
-    buffer->timestamp.tv_usec = (due % 1000000000) / 1000;
+    int64_t stamp = fv_timestamp_ns(sequence, due);
+    buffer->timestamp.tv_sec = stamp / 1000000000;
+    buffer->timestamp.tv_usec = (stamp % 1000000000) / 1000;
     buffer->state = FV_BUF_DONE;
     buffer->dirty = true;
     device->done[device->done_count++] = index;
 }
 
 void fv_advance(struct fv_device *device, int64_t now) {
-    while (device->streaming && !device->gone && device->next_due_ns <= now) {
+    while (device->streaming && !device->gone && !device->queue_error && device->next_due_ns <= now) {
         uint64_t sequence = device->next_sequence;
         if (fv.config.unplug_after != 0 && !fv.ever_unplugged && sequence >= fv.config.unplug_after) {
             unplug(device, device->next_due_ns);
+            return;
+        }
+        if (fv.config.eio_after != 0 && !fv.ever_failed && sequence >= fv.config.eio_after) {
+            // vb2_queue_error(): the stream is broken until STREAMOFF; no more frames come.
+            device->queue_error = true;
+            fv.ever_failed = true;
+            fv_trace("stream failed (EIO) at frame %llu", (unsigned long long)sequence);
             return;
         }
         produce(device, sequence, device->next_due_ns);
@@ -255,7 +264,14 @@ int fv_dqbuf(int fd, struct fv_handle *handle, struct v4l2_buffer *buffer) {
             return -EINVAL;
         }
         if (!device->streaming) return -EINVAL;
+        // As vb2 does, a broken stream fails even with filled buffers still waiting.
+        if (device->queue_error) return -EIO;
         if (device->done_count > 0) {
+            if (fv_pause_at(FV_PHASE_DQBUF)) {
+                if (fv_handle_for(fd) != handle) return -EBADF;     // closed during the pause
+                fv_tick(fv_now_ns());
+                continue;
+            }
             unsigned index = device->done[0];
             device->done_count--;
             memmove(device->done, device->done + 1, device->done_count * sizeof device->done[0]);
@@ -300,6 +316,7 @@ int fv_streamoff(struct fv_handle *handle, const int *type) {
     if (error != 0) return error;
     struct fv_device *device = handle->device;
     device->streaming = false;
+    device->queue_error = false;
     reset_queue(device);
     return 0;
 }
@@ -308,6 +325,7 @@ void fv_release_handle(struct fv_handle *handle) {
     struct fv_device *device = handle->device;
     if (device->owner != handle) return;
     device->streaming = false;
+    device->queue_error = false;
     release_allocation(device);
     fv_dismiss(device);
 }
@@ -318,7 +336,7 @@ short fv_poll_events(int fd, short requested, int64_t *next_change_ns) {
     if (handle == NULL) return POLLNVAL;
     struct fv_device *device = handle->device;
     if (device->gone) return POLLERR | POLLHUP;
-    if (!device->streaming) return POLLERR;
+    if (!device->streaming || device->queue_error) return POLLERR;
     *next_change_ns = device->next_due_ns;
     return device->done_count > 0 ? (short)(requested & (POLLIN | POLLRDNORM)) : 0;
 }

@@ -1,5 +1,11 @@
 // The exit report (FAKE_V4L2_REPORT): what a process left of the camera when it ended, so a
 // test can prove a client gave back every descriptor, mapping and buffer.
+//
+// A process that returns from main or calls exit() writes it from a destructor. One that ends
+// with _exit() (vtrecord's abort on a second signal) runs no destructors, so _exit is
+// intercepted (intercept.c) to write it first; the report then says `exit=_exit` and shows what
+// the process still held at that moment, which the kernel releases as the process goes. A
+// process killed by a signal it does not handle writes none.
 #define _GNU_SOURCE
 #include "fake_v4l2.h"
 
@@ -29,7 +35,7 @@ static bool report_path(char *path, size_t capacity) {
     return true;
 }
 
-__attribute__((destructor)) static void write_report(void) {
+void fv_write_report(const char *how) {
     fv_init();
     // Processes that never tried the camera (a shell, `timeout`) leave the report alone.
     if (fv.config.report[0] == '\0' || fv.open_attempts == 0) return;
@@ -39,6 +45,11 @@ __attribute__((destructor)) static void write_report(void) {
         return;
     }
     fv_lock();
+    if (fv.reported) {
+        fv_unlock();
+        return;
+    }
+    fv.reported = true;
     struct fv_device *device = fv.device;
     unsigned queued = 0;
     bool streaming = false;
@@ -53,10 +64,11 @@ __attribute__((destructor)) static void write_report(void) {
     int length = snprintf(text, sizeof text,
         "open_handles=%u\nmapped_buffers=%u\nstreaming=%d\nbuffers_queued=%u\n"
         "frames_delivered=%llu\nframes_dropped=%llu\nlast_sequence=%lld\nopens=%llu\nunplugged=%d\n"
-        "pid=%ld\n",
+        "failed=%d\npause_reached=%s\nexit=%s\npid=%ld\n",
         fv.open_handles, fv_mapping_count(), streaming ? 1 : 0, queued,
         (unsigned long long)fv.frames_delivered, (unsigned long long)fv.frames_dropped,
         (long long)fv.last_sequence, (unsigned long long)fv.opens, fv.ever_unplugged ? 1 : 0,
+        fv.ever_failed ? 1 : 0, fv.pause_reached ? fv_phase_name(fv.config.pause_phase) : "none", how,
         (long)getpid());
     fv_unlock();
     if (length < 0 || (size_t)length >= sizeof text) {
@@ -74,4 +86,8 @@ __attribute__((destructor)) static void write_report(void) {
                 written < 0 ? strerror(errno) : "disk full?");
     }
     if (fv_real.close(fd) != 0) dprintf(2, "fake-v4l2: close report %s: %s\n", path, strerror(errno));
+}
+
+__attribute__((destructor)) static void report_at_exit(void) {
+    fv_write_report("exit");
 }

@@ -34,6 +34,17 @@ public final class FakeCamera: Sendable {
         case corruptJPEGEvery(Int)
         case shortBufferEvery(Int)
         case errorFlagEvery(Int)
+        /// The stream breaks when frame `frames` comes due: DQBUF fails with EIO until STREAMOFF.
+        case eioAfter(frames: Int)
+        /// From frame `frame` on, frames come at `framesPerSecond`.
+        case rateChange(frame: Int, framesPerSecond: Double)
+        /// Every Nth frame is stamped `milliseconds` earlier than it came due.
+        case timestampBackEvery(Int, milliseconds: Int)
+        /// At every Nth frame the timestamps step `milliseconds` forward and stay ahead.
+        case timestampJumpEvery(Int, milliseconds: Int)
+        /// The camera stops for `milliseconds` the first time a client enters `phase` (open,
+        /// s_fmt, s_parm, reqbufs, streamon, dqbuf:N), saying so on standard error.
+        case pause(at: String, milliseconds: Int)
         /// Another program owns the camera: S_FMT, S_PARM, S_INPUT and REQBUFS give EBUSY.
         case busy
         /// open() fails with this errno name, e.g. "EACCES".
@@ -47,26 +58,35 @@ public final class FakeCamera: Sendable {
         /// Every call on the device, and each control value set, is logged to standard error.
         case trace
 
-        var variable: (name: String, value: String) {
+        /// The environment variables the knob sets.
+        var variables: [(name: String, value: String)] {
             switch self {
-            case .formats(let table): ("FAKE_V4L2_FORMATS", table)
-            case .card(let name): ("FAKE_V4L2_CARD", name)
-            case .maxBuffers(let count): ("FAKE_V4L2_MAX_BUFFERS", "\(count)")
-            case .unplugAfter(let frames): ("FAKE_V4L2_UNPLUG_AFTER", "\(frames)")
-            case .reconnectAfter(let milliseconds): ("FAKE_V4L2_RECONNECT_MS", "\(milliseconds)")
-            case .deliveredFramesPerSecond(let rate): ("FAKE_V4L2_DELIVERED_FPS", "\(rate)")
-            case .jitter(let microseconds): ("FAKE_V4L2_JITTER_US", "\(microseconds)")
-            case .dropEvery(let n): ("FAKE_V4L2_DROP_EVERY", "\(n)")
-            case .corruptJPEGEvery(let n): ("FAKE_V4L2_CORRUPT_JPEG_EVERY", "\(n)")
-            case .shortBufferEvery(let n): ("FAKE_V4L2_SHORT_EVERY", "\(n)")
-            case .errorFlagEvery(let n): ("FAKE_V4L2_ERROR_EVERY", "\(n)")
-            case .busy: ("FAKE_V4L2_BUSY", "1")
-            case .openError(let name): ("FAKE_V4L2_OPEN_ERRNO", name)
-            case .notCapture: ("FAKE_V4L2_NOT_CAPTURE", "1")
-            case .jpegSubsampling(let value): ("FAKE_V4L2_JPEG_SUBSAMPLING", "\(value)")
-            case .jpegQuality(let quality): ("FAKE_V4L2_JPEG_QUALITY", "\(quality)")
-            case .noise(let amplitude): ("FAKE_V4L2_NOISE", "\(amplitude)")
-            case .trace: ("FAKE_V4L2_TRACE", "1")
+            case .formats(let table): [("FAKE_V4L2_FORMATS", table)]
+            case .card(let name): [("FAKE_V4L2_CARD", name)]
+            case .maxBuffers(let count): [("FAKE_V4L2_MAX_BUFFERS", "\(count)")]
+            case .unplugAfter(let frames): [("FAKE_V4L2_UNPLUG_AFTER", "\(frames)")]
+            case .reconnectAfter(let milliseconds): [("FAKE_V4L2_RECONNECT_MS", "\(milliseconds)")]
+            case .deliveredFramesPerSecond(let rate): [("FAKE_V4L2_DELIVERED_FPS", "\(rate)")]
+            case .jitter(let microseconds): [("FAKE_V4L2_JITTER_US", "\(microseconds)")]
+            case .dropEvery(let n): [("FAKE_V4L2_DROP_EVERY", "\(n)")]
+            case .corruptJPEGEvery(let n): [("FAKE_V4L2_CORRUPT_JPEG_EVERY", "\(n)")]
+            case .shortBufferEvery(let n): [("FAKE_V4L2_SHORT_EVERY", "\(n)")]
+            case .errorFlagEvery(let n): [("FAKE_V4L2_ERROR_EVERY", "\(n)")]
+            case .eioAfter(let frames): [("FAKE_V4L2_EIO_AFTER", "\(frames)")]
+            case .rateChange(let frame, let rate): [("FAKE_V4L2_RATE_CHANGE", "\(frame):\(rate)")]
+            case .busy: [("FAKE_V4L2_BUSY", "1")]
+            case .openError(let name): [("FAKE_V4L2_OPEN_ERRNO", name)]
+            case .notCapture: [("FAKE_V4L2_NOT_CAPTURE", "1")]
+            case .jpegSubsampling(let value): [("FAKE_V4L2_JPEG_SUBSAMPLING", "\(value)")]
+            case .jpegQuality(let quality): [("FAKE_V4L2_JPEG_QUALITY", "\(quality)")]
+            case .noise(let amplitude): [("FAKE_V4L2_NOISE", "\(amplitude)")]
+            case .trace: [("FAKE_V4L2_TRACE", "1")]
+            case .timestampBackEvery(let n, let milliseconds):
+                [("FAKE_V4L2_TIMESTAMP_BACK_EVERY", "\(n)"), ("FAKE_V4L2_TIMESTAMP_BACK_MS", "\(milliseconds)")]
+            case .timestampJumpEvery(let n, let milliseconds):
+                [("FAKE_V4L2_TIMESTAMP_JUMP_EVERY", "\(n)"), ("FAKE_V4L2_TIMESTAMP_JUMP_MS", "\(milliseconds)")]
+            case .pause(let phase, let milliseconds):
+                [("FAKE_V4L2_PAUSE_AT", phase), ("FAKE_V4L2_PAUSE_MS", "\(milliseconds)")]
             }
         }
     }
@@ -103,13 +123,12 @@ public final class FakeCamera: Sendable {
         environment["FAKE_V4L2_REPORT"] = file("report-%p.txt")
         if sharedOwnership { environment["FAKE_V4L2_LOCK_FILE"] = lockFile }
         for knob in knobs {
-            let (name, value) = knob.variable
-            environment[name] = value
+            for (name, value) in knob.variables { environment[name] = value }
         }
         return environment
     }
 
-    /// The reports of every process that tried to open the camera and has exited normally.
+    /// The reports of every process that tried to open the camera and did not die of a signal.
     public func reports() throws -> [Report] {
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
             .filter { $0.hasPrefix("report-") && $0.hasSuffix(".txt") }
@@ -129,7 +148,7 @@ public final class FakeCamera: Sendable {
         public let directory: String
         public var description: String {
             "expected one fake camera report in \(directory), found \(count) "
-                + "(a process writes one only when it tried to open the camera and exited normally)"
+                + "(a process writes one only when it tried to open the camera and did not die of a signal)"
         }
     }
 
@@ -160,6 +179,13 @@ public final class FakeCamera: Sendable {
         public var lastSequence: Int { number("last_sequence") }
         public var opens: Int { number("opens") }
         public var unplugged: Bool { number("unplugged") != 0 }
+        /// The stream broke with EIO (`.eioAfter`).
+        public var failed: Bool { number("failed") != 0 }
+        /// The phase the `.pause` knob stopped in ("s_fmt", "dqbuf"), or "none".
+        public var pauseReached: String { values["pause_reached"] ?? "" }
+        /// How the process ended: "exit" (returned from main or called exit) or "_exit" (left
+        /// without destructors; the counts are what it still held, which the kernel releases).
+        public var exitPath: String { values["exit"] ?? "" }
         public var processIdentifier: Int { number("pid") }
 
         /// Nothing open, mapped, queued or streaming: the process gave the camera back.

@@ -31,10 +31,12 @@ public enum V4L2CtlText {
     }
 
     /// Every number that follows `label` in a text, e.g. the "seq:" values of
-    /// `v4l2-ctl --verbose`.
+    /// `v4l2-ctl --verbose`; negative ones too (a "delta:" when timestamps go back).
     public static func numbers(after label: String, in text: String) -> [Double] {
         text.components(separatedBy: label).dropFirst().compactMap { rest in
-            Double(rest.drop { $0 == " " }.prefix { $0.isNumber || $0 == "." })
+            let number = rest.drop { $0 == " " }
+            let sign = number.first == "-" ? "-" : ""
+            return Double(sign + number.dropFirst(sign.count).prefix { $0.isNumber || $0 == "." })
         }
     }
 

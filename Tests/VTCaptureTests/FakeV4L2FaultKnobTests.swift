@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+import VTTestSupport
+
+/// The fake camera's fault knobs proved against clients written by other people (v4l2-ctl,
+/// ffmpeg) where they can show the fault, so a vtrecord test that uses a knob tests against
+/// what a real client would see: timestamps that go back or jump, a rate that changes part-way,
+/// a stream that breaks with EIO, a pause inside one call, and the exit report of a process that
+/// leaves without destructors.
+@Suite("Fake V4L2 camera faults against v4l2-ctl and ffmpeg")
+struct FakeV4L2FaultKnobTests {
+    /// v4l2-ctl's `delta:` (ms between timestamps) for each frame after the first, and the
+    /// sequence numbers it printed.
+    static func stream(_ camera: FakeCamera, frames: Int) throws -> (deltas: [Double], sequences: [Int], report: FakeCamera.Report) {
+        let result = try camera.v4l2ctl(["--stream-mmap=16", "--stream-count=\(frames)", "--verbose"])
+        try #require(result.status == 0, "\(result.transcript)")
+        let text = result.standardOutputText + result.standardError
+        return (V4L2CtlText.numbers(after: "delta:", in: text), V4L2CtlText.numbers(after: "seq:", in: text).map { Int($0) },
+                try camera.report())
+    }
+
+    @Test func everyFourthTimestampGoesBack() throws {
+        let camera = try FakeCamera(knobs: [.timestampBackEvery(4, milliseconds: 50)])
+        let (deltas, sequences, _) = try Self.stream(camera, frames: 9)
+        #expect(sequences == Array(0..<9), "the frames themselves come in order")
+        // Sequence 3 and 7 are stamped 50 ms early: 16.7 ms before the frame ahead of them.
+        let expected = [33.333, 33.333, -16.667, 83.333, 33.333, 33.333, -16.667, 83.333]
+        #expect(deltas.count == expected.count)
+        #expect(zip(deltas, expected).allSatisfy { abs($0 - $1) < 0.01 }, "\(deltas)")
+    }
+
+    @Test func everySixthTimestampJumpsAheadAndStays() throws {
+        let camera = try FakeCamera(knobs: [.timestampJumpEvery(6, milliseconds: 500)])
+        let (deltas, sequences, _) = try Self.stream(camera, frames: 13)
+        #expect(sequences == Array(0..<13))
+        let expected = (1..<13).map { $0 % 6 == 5 ? 533.333 : 33.333 }
+        #expect(deltas.count == expected.count)
+        #expect(zip(deltas, expected).allSatisfy { abs($0 - $1) < 0.01 }, "\(deltas)")
+    }
+
+    @Test func theRateHalvesFromTheGivenFrame() throws {
+        let camera = try FakeCamera(knobs: [.rateChange(frame: 4, framesPerSecond: 15)])
+        let (deltas, sequences, _) = try Self.stream(camera, frames: 9)
+        #expect(sequences == Array(0..<9))
+        let expected = (1..<9).map { $0 < 4 ? 33.333 : 66.667 }
+        #expect(zip(deltas, expected).allSatisfy { abs($0 - $1) < 0.01 }, "\(deltas)")
+        let parm = try camera.v4l2ctl(["--get-parm"])
+        #expect(parm.standardOutputText.contains("Frames per second: 30.000 (30/1)"), "the driver still claims 30")
+    }
+
+    @Test func aBrokenStreamFailsDQBUFWithEIO() throws {
+        let camera = try FakeCamera(knobs: [.eioAfter(frames: 5)])
+        let output = camera.file("recording.gray")
+        let result = try camera.ffmpegGray(inputFormat: "yuyv422", size: "640x480", frames: 30, output: output,
+                                           logLevel: "error")
+        #expect(result.standardError.contains("ioctl(VIDIOC_DQBUF): Input/output error"), "\(result.transcript)")
+        let codes = try frameNumbers(in: Data(contentsOf: URL(fileURLWithPath: output)), layout: .gray,
+                                     width: 640, height: 480)
+        #expect(codes == Array(0..<5))
+        let report = try camera.report()
+        #expect(report.failed && !report.unplugged, "\(report)")
+        #expect(report.releasedEverything, "\(report)")
+
+        // The device is still there: v4l2-ctl reaches it, and its DQBUF fails the same way.
+        let again = try camera.v4l2ctl(["--stream-mmap=16", "--stream-count=20"])
+        #expect((again.standardOutputText + again.standardError).contains("VIDIOC_DQBUF: failed: Input/output error"),
+                "\(again.transcript)")
+    }
+
+    @Test(arguments: ["s_fmt", "dqbuf:3"])
+    func aPauseHoldsTheCallAndSaysSo(phase: String) throws {
+        let camera = try FakeCamera(knobs: [.pause(at: phase, milliseconds: 600)])
+        let started = ContinuousClock.now
+        let result = try camera.v4l2ctl(["--set-fmt-video=width=640,height=480", "--stream-mmap=16", "--stream-count=6",
+                                         "--verbose"])
+        let elapsed = started.duration(to: .now)
+        try #require(result.status == 0, "\(result.transcript)")
+        #expect(elapsed >= .milliseconds(600))
+        let lines = result.standardError.split(separator: "\n").filter { $0.hasPrefix("fake-v4l2:") }
+        #expect(lines == ["fake-v4l2: paused at \(phase) for 600 ms", "fake-v4l2: resumed after \(phase)"])
+        let text = result.standardOutputText + result.standardError
+        #expect(V4L2CtlText.numbers(after: "seq:", in: text).map { Int($0) } == Array(0..<6),
+                "sixteen buffers hold what comes during the pause")
+        #expect(try camera.report().pauseReached == phase.split(separator: ":")[0].description)
+    }
+
+    @Test(arguments: ["_exit", "exit"])
+    func aProcessLeavingWithoutGivingBackIsReportedEitherWay(how: String) throws {
+        let camera = try FakeCamera()
+        let client = try FakeV4L2Library.client("abandon_stream")
+        let result = try ChildProcess.run([client, camera.path, how], environment: camera.environment(), timeout: .seconds(30))
+        try #require(result.status == 0, "\(result.transcript)")
+        let report = try camera.report()
+        #expect(report.exitPath == how)
+        #expect(report.openHandles == 1 && report.mappedBuffers == 4 && report.streaming && report.buffersQueued == 4,
+                "\(report)")
+        #expect(!report.releasedEverything)
+    }
+}
