@@ -20,6 +20,8 @@ public final class AnnexBWriter {
     private var fd: Int32
     private let ownsDescriptor: Bool
     private let isRegularFile: Bool
+    /// The file did not exist before this writer made it.
+    private var createdFile = false
     /// Where our bytes start in a regular file (not 0 when standard output is appended to one).
     private var startOffset: off_t = 0
     private var accessUnit: [UInt8] = []
@@ -59,6 +61,7 @@ public final class AnnexBWriter {
         fd = opened
         ownsDescriptor = true
         isRegularFile = !exists || kind == S_IFREG
+        createdFile = !exists
     }
 
     deinit {
@@ -95,6 +98,20 @@ public final class AnnexBWriter {
         let code = errno
         fd = -1
         if result != 0 && code != EINTR { throw mapWriteError(code) }
+    }
+
+    /// Closes and deletes the file if this writer created it and it holds no access unit, so
+    /// a recording that ends before its first frame leaves nothing behind. True when it did.
+    @discardableResult
+    public func removeIfUnused() -> Bool {
+        guard createdFile, bytesWritten == 0 else { return false }
+        if fd >= 0 {
+            // The file is going: whatever close reports about it no longer matters.
+            _ = Glibc.close(fd)
+            fd = -1
+        }
+        createdFile = false
+        return unlink(path) == 0
     }
 
     private func writeAll(_ bytes: [UInt8]) throws(OutputError) {

@@ -82,6 +82,16 @@ public final class SegmentWriter {
         try current.close()
     }
 
+    /// Deletes the first file if this writer created it and no frame was written, so a
+    /// recording that ends before its first frame leaves nothing behind. True when it did.
+    @discardableResult
+    public func removeIfUnused() -> Bool {
+        guard framesWritten == 0, paths.count == 1, current.removeIfUnused() else { return false }
+        paths = []
+        kept = []
+        return true
+    }
+
     private func deleteOldest() {
         guard let maxFiles else { return }
         while kept.count > maxFiles {

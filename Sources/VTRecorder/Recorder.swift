@@ -33,9 +33,13 @@ public enum StopReason: String, Sendable, Codable {
 /// dropped and counted. A file is never dropped: the reader waits for the encoder. On a stop
 /// (limit, signal, end of input, capture failure) the frames already captured are encoded,
 /// `completeFrames()` flushes the encoder, and the writer is closed: nothing captured is lost.
+/// The source is closed as soon as capture ends, so a camera is free again while the encoder
+/// drains. A recording stopped by a signal or an error before its first frame was written
+/// leaves no output file: none is created after an early stop, and one created is removed.
 public final class Recorder: @unchecked Sendable {
     // @unchecked Sendable: `requestStop` and `abort` are the only members used off the encoder
-    // thread; they touch atomics, the queue (locked) and the write lock only.
+    // thread; they touch atomics, the queue (locked), and the writer under the write lock
+    // (which is also held wherever the encoder thread sets, writes or closes the writer).
     public typealias SessionFactory = (@escaping EncodedFrameHandler) throws -> any CompressionSession
 
     private let source: any CaptureSource
@@ -71,6 +75,7 @@ public final class Recorder: @unchecked Sendable {
     private var latency = LatencyHistogram()
     /// Signalled when the capture thread has left its loop; nil until it starts.
     private var captureThreadDone: DispatchSemaphore?
+    private var sourceClosed = false
 
     /// The session is created and prepared before the writer, so settings the encoder refuses
     /// never leave an empty output file behind.
@@ -103,9 +108,13 @@ public final class Recorder: @unchecked Sendable {
         source.stop()
     }
 
-    /// Ends the process at once (second signal) without cutting an access unit in half.
+    /// Ends the process at once (second signal) without cutting an access unit in half. An
+    /// output that got no frame yet is removed, as on a clean stop.
     public func abort(status: Int32) -> Never {
-        writeLock.withLock { _ in _exit(status) }
+        writeLock.withLock { _ in
+            if let writer, writer.framesWritten == 0 { writer.removeIfUnused() }
+            _exit(status)
+        }
     }
 
     /// Runs the recording to its end and reports what happened. Errors from the encoder or the
@@ -125,25 +134,36 @@ public final class Recorder: @unchecked Sendable {
             // The session that opened (auto may have given way to x264).
             encoderName = session.encoderName
             resolved = session.resolvedSettings
-            let writer = try makeWriter()
-            self.writer = writer
-            startCaptureThread()
-            reason = try encodeLoop(session)
-            try session.completeFrames()
-            try timestamps?.close()
-            try writer.close()
+            if stopRequested.load(ordering: .acquiring) {
+                // Stopped while the source was opening: there is nothing to record.
+                reason = .signal
+                try timestamps?.close()
+            } else {
+                let writer = try makeWriter()
+                writeLock.withLock { _ in self.writer = writer }
+                startCaptureThread()
+                reason = try encodeLoop(session)
+                // Capture is over: the camera is given back before the encoder drains.
+                finishCapture()
+                try session.completeFrames()
+                try timestamps?.close()
+                try writeLock.withLock { _ throws(OutputError) in try writer.close() }
+            }
             session.invalidate()
         } catch {
             failure = error
             reason = .error
             stopCapture()
         }
-        // Once the capture thread is out of the source, the source can give its device back.
-        captureThreadDone?.wait()
-        source.close()
+        finishCapture()
         if failure == nil, let captureError = captureFailure.withLock({ $0 }) {
             failure = captureError
             reason = .error
+        }
+        if reason == .signal || reason == .error {
+            writeLock.withLock { _ in
+                if let writer, writer.framesWritten == 0 { writer.removeIfUnused() }
+            }
         }
         progress?.finish()
         let elapsed = started.duration(to: .now)
@@ -160,6 +180,14 @@ public final class Recorder: @unchecked Sendable {
         statistics.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return RecordingResult(statistics: statistics, stopReason: reason, encoder: encoderName,
                                settings: resolved, segments: writer?.paths ?? [], error: failure)
+    }
+
+    /// Once the capture thread is out of the source, the source can give its device back.
+    private func finishCapture() {
+        guard !sourceClosed else { return }
+        sourceClosed = true
+        captureThreadDone?.wait()
+        source.close()
     }
 
     private func startCaptureThread() {

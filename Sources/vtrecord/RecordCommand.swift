@@ -45,6 +45,15 @@ extension VTRecord {
     func run() throws {
         SignalMonitor.blockStopSignals()
         let logger = Logging.Logger(label: "vtrecord")
+        // Listening from the start: a camera can take its time to open, and a signal meanwhile
+        // must not wait for it (nor two signals merge into one while nobody takes them).
+        let stop = StopRequest()
+        SignalMonitor.start(
+            onFirst: { [quiet = output.quiet] name in
+                if !quiet { logger.notice("\(name): finishing the recording (send it again to abort)") }
+                stop.request()
+            },
+            onSecond: { stop.abort(status: ExitStatus.aborted.rawValue) })
         let source: any CaptureSource
         do {
             source = try openSource(logger: logger)
@@ -103,12 +112,7 @@ extension VTRecord {
                 }
                 return writer
             })
-        SignalMonitor.start(
-            onFirst: { name in
-                if !output.quiet { logger.notice("\(name): finishing the recording (send it again to abort)") }
-                recorder.requestStop()
-            },
-            onSecond: { recorder.abort(status: ExitStatus.aborted.rawValue) })
+        stop.attach(recorder)
 
         let result = recorder.run()
         // The name chosen when -o was not given, unless there are several.
@@ -122,9 +126,13 @@ extension VTRecord {
         if let path = output.jsonSummary {
             try writeSummary(summary, to: path)
         }
+        // A run stopped or failed before its first frame leaves no output file (the recorder
+        // removes it) and no timestamp file either (one it made: /dev/null stays).
+        if let timestampLog, result.statistics.framesEncoded == 0,
+           result.error != nil || result.stopReason == .signal {
+            timestampLog.removeIfCreated()
+        }
         if let error = result.error {
-            // A run that never wrote a frame leaves no timestamp file behind either.
-            if let timestampLog, result.statistics.framesEncoded == 0 { timestampLog.removeIfCreated() }
             if let reportable = error as? any ReportableError { throw reportable }
             throw error
         }

@@ -169,4 +169,36 @@ import Glibc
             try writer.write(Self.frame([Self.idrSlice], key: true), format: Self.format)
         }
     }
+
+    /// No frame, no file: only a file the writer made itself and left empty goes.
+    @Test func anUnusedFileIsRemovedOnlyWhenTheWriterMadeIt() throws {
+        let empty = Self.temporaryPath("unused.h264")
+        let unused = try AnnexBWriter(path: empty, overwrite: false)
+        #expect(unused.removeIfUnused())
+        #expect(!FileManager.default.fileExists(atPath: empty))
+
+        let written = Self.temporaryPath("written.h264")
+        defer { unlink(written) }
+        let writer = try AnnexBWriter(path: written, overwrite: false)
+        try writer.write(Self.frame([Self.idrSlice], key: true), format: Self.format)
+        #expect(!writer.removeIfUnused())
+        try writer.close()
+        #expect(try Self.contents(written).count > 0)
+
+        // An existing file replaced with --overwrite was the user's: it stays, empty.
+        let replaced = try AnnexBWriter(path: written, overwrite: true)
+        #expect(!replaced.removeIfUnused())
+        #expect(FileManager.default.fileExists(atPath: written))
+
+        // Nor is a named pipe (or device) it was given. A pipe of the test's own, so a writer
+        // that got this wrong could never delete anything but that.
+        let fifo = Self.temporaryPath("fifo")
+        try #require(mkfifo(fifo, 0o600) == 0)
+        defer { unlink(fifo) }
+        let readEnd = open(fifo, O_RDONLY | O_NONBLOCK)
+        try #require(readEnd >= 0)
+        defer { close(readEnd) }
+        #expect(!(try AnnexBWriter(path: fifo, overwrite: false)).removeIfUnused())
+        #expect(FileManager.default.fileExists(atPath: fifo))
+    }
 }

@@ -50,6 +50,21 @@ import Glibc
         #expect(writer.segmentBytesWritten == Int64(second.count))
     }
 
+    @Test func aRecordingWithoutFramesLeavesNoSegment() throws {
+        let dir = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let template = try OutputTemplate(dir.path + "/s-{n}.h264")
+        let unused = try SegmentWriter(template: template, device: "video0", overwrite: false)
+        #expect(unused.removeIfUnused())
+        #expect(try Self.names(dir).isEmpty)
+        #expect(unused.paths.isEmpty)
+
+        let used = try SegmentWriter(template: template, device: "video0", overwrite: false)
+        try used.write(Self.key(0), format: Self.format)
+        #expect(!used.removeIfUnused())
+        #expect(try Self.names(dir) == ["s-0.h264"])
+    }
+
     @Test func eachFileTakesTheTimeItStarts() throws {
         let dir = try Self.directory()
         defer { try? FileManager.default.removeItem(at: dir) }

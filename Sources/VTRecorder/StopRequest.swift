@@ -1,0 +1,50 @@
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What SIGINT and SIGTERM do from the moment vtrecord starts opening its source: the first asks
+/// for a clean stop, a second aborts at once.
+///
+/// A signal can come before there is a recording to stop, while a slow camera opens or
+/// negotiates its format. It is kept, and the recording ends as soon as it is made, before it
+/// creates any output. A second signal before then has nothing to keep whole and ends the
+/// process straight away.
+public final class StopRequest: Sendable {
+    private struct State {
+        var requested = false
+        var recorder: Recorder?
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    public var isRequested: Bool { state.withLock { $0.requested } }
+
+    /// The first signal: stops the recording, or the one about to be made.
+    public func request() {
+        let recorder = state.withLock { state in
+            state.requested = true
+            return state.recorder
+        }
+        recorder?.requestStop()
+    }
+
+    /// From now on a request goes to `recorder`; one made earlier goes to it at once.
+    public func attach(_ recorder: Recorder) {
+        let requested = state.withLock { state in
+            state.recorder = recorder
+            return state.requested
+        }
+        if requested { recorder.requestStop() }
+    }
+
+    /// The second signal. A recording aborts without cutting an access unit in half; before
+    /// there is one, nothing is being written.
+    public func abort(status: Int32) -> Never {
+        if let recorder = state.withLock({ $0.recorder }) { recorder.abort(status: status) }
+        _exit(status)
+    }
+}
