@@ -85,6 +85,8 @@ public struct CaptureStatistics: Sendable, Equatable {
     public var truncatedFrames: Int = 0
     /// Times an unplugged camera came back (`--reconnect`).
     public var reconnects: Int = 0
+    /// Frames stamped no later than the frame before them, placed one frame interval after it.
+    public var retimedFrames: Int = 0
 
     public init() {}
 }

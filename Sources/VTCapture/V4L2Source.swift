@@ -52,6 +52,8 @@ public final class V4L2Source: CaptureSource {
         var lastSequence: UInt32?
         var firstTimestamp: Int64?
         var lastTimestamp: Int64?
+        /// Nanoseconds after the first frame that the last delivered frame is shown at.
+        var lastPresentation: Int64?
         var streaming = false
         /// The next frame follows a reconnect: it starts a new GOP.
         var discontinuity = false
@@ -278,13 +280,29 @@ public final class V4L2Source: CaptureSource {
             }
             stream.ring.requeue(index)
         }
-        if reader.firstTimestamp == nil { reader.firstTimestamp = filled.timestamp }
-        let relative = max(0, filled.timestamp - reader.firstTimestamp!)
+        let relative = presentationTime(filled.timestamp, &reader)
         defer { reader.discontinuity = false }
         return CapturedFrame(buffer: buffer,
                              pts: MediaTime(value: relative / 1_000, timescale: 1_000_000),
                              sequence: UInt64(filled.sequence),
                              captureTime: filled.timestamp, isDiscontinuity: reader.discontinuity)
+    }
+
+    /// When a frame is shown, in nanoseconds after the first: its timestamp, unless that is no
+    /// later than the frame before. A camera clock that glitches backwards does not make the
+    /// frame older than the one it came after, so it is placed one frame interval after that
+    /// one and counted, keeping presentation times rising for the encoder, the constant-rate
+    /// grid (where it would otherwise push a good frame out of its slot) and the timestamp log.
+    private func presentationTime(_ timestamp: Int64, _ reader: inout Reader) -> Int64 {
+        if reader.firstTimestamp == nil { reader.firstTimestamp = timestamp }
+        var relative = max(0, timestamp - reader.firstTimestamp!)
+        if let last = reader.lastPresentation, relative <= last {
+            let rate = format.frameRate
+            relative = last + 1_000_000_000 * Int64(rate.denominator) / Int64(rate.numerator)
+            counters.withLock { $0.retimedFrames += 1 }
+        }
+        reader.lastPresentation = relative
+        return relative
     }
 
     /// Gives a damaged frame back to the driver and counts it.

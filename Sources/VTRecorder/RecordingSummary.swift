@@ -83,6 +83,8 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
     /// Times an unplugged camera came back (`--reconnect`).
     public var reconnects: Int
     public var framesDroppedTiming: Int
+    /// Camera frames whose timestamp went backwards, placed one frame interval after the last.
+    public var framesRetimed: Int
     /// Frames captured per wall-clock second.
     public var captureFPS: Double
     /// Capture → access unit written, for sources with a capture clock (cameras).
@@ -100,6 +102,7 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
         case seconds, encodeFPS = "encode_fps", bitrate, droppedQueue = "dropped_queue"
         case droppedDriver = "dropped_driver", framesBad = "frames_bad"
         case framesDuplicated = "frames_duplicated", framesDroppedTiming = "frames_dropped_timing", reconnects
+        case framesRetimed = "frames_retimed"
         case captureFPS = "capture_fps", latencyP50 = "latency_ms_p50", latencyP99 = "latency_ms_p99"
         case framesTruncated = "frames_truncated", stopReason = "stop_reason", error, settings
     }
@@ -132,6 +135,7 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
         framesDuplicated = s.framesDuplicated
         reconnects = s.source.reconnects
         framesDroppedTiming = s.framesDroppedTiming
+        framesRetimed = s.source.retimedFrames
         captureFPS = s.seconds > 0 ? (Double(s.framesCaptured) / s.seconds * 10).rounded() / 10 : 0
         latencyP50 = s.latency.quantile(0.5).map { ($0 * 100).rounded() / 100 }
         latencyP99 = s.latency.quantile(0.99).map { ($0 * 100).rounded() / 100 }
