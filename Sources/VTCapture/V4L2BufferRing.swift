@@ -123,6 +123,26 @@ final class V4L2BufferRing: @unchecked Sendable {
         }
     }
 
+    /// Starts a stream the driver has failed (vb2 answers DQBUF with EIO until STREAMOFF)
+    /// again: STREAMOFF clears the failure and hands every buffer back, those not leased are
+    /// queued again (leased ones go back when they are released), STREAMON. False when the
+    /// device refuses any step (it is gone after all); the stream is then stopped.
+    func restart() -> Bool {
+        state.withLock { state in
+            guard state.streaming, !state.closing else { return false }
+            var type = Int32(V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue)
+            guard device.ioctl(vt_VIDIOC_STREAMOFF, &type) == nil else { return false }
+            state.streaming = false
+            for index in mappings.indices where !state.held[index] {
+                var buffer = Self.bufferDescriptor(index)
+                guard device.ioctl(vt_VIDIOC_QBUF, &buffer) == nil else { return false }
+            }
+            guard device.ioctl(vt_VIDIOC_STREAMON, &type) == nil else { return false }
+            state.streaming = true
+            return true
+        }
+    }
+
     /// VIDIOC_STREAMOFF: the driver lets go of every buffer. Errors are ignored: after an
     /// unplug there is nothing left to stop.
     func stop() {

@@ -21,21 +21,21 @@ public final class V4L2Source: CaptureSource {
     /// What was asked and what the driver chose.
     public let negotiation: CameraNegotiationReport
 
-    private let cameraFormat: CameraPixelFormat
-    private let zeroCopy: Bool
-    private let bufferCount: Int
+    let cameraFormat: CameraPixelFormat
+    let zeroCopy: Bool
+    let bufferCount: Int
     /// `--reconnect`: an unplugged camera is waited for and recording goes on.
     private let reconnects: Bool
     /// `--control` settings, set again after a reconnect (a replugged camera forgets them).
-    private let controls: [ControlSetting]
-    private let stopSignal = StopSignal()
+    let controls: [ControlSetting]
+    let stopSignal = StopSignal()
     private let reader: Mutex<Reader>
-    private let counters = Mutex(CaptureStatistics())
-    private let logger: Logger
+    let counters = Mutex(CaptureStatistics())
+    let logger: Logger
 
     /// One open stream: the device's buffers and what frames are read into. A reconnect
     /// replaces it.
-    private struct Stream {
+    struct Stream {
         var ring: V4L2BufferRing
         var image: V4L2Device.ImageFormat
         /// Bytes a complete raw 4:2:0 picture takes in the driver's layout.
@@ -46,7 +46,7 @@ public final class V4L2Source: CaptureSource {
     }
 
     /// What only the capture thread touches (and `close()`, once capture has ended).
-    private struct Reader {
+    struct Reader {
         var stream: Stream
         var converter: FrameConverter
         var lastSequence: UInt32?
@@ -57,6 +57,8 @@ public final class V4L2Source: CaptureSource {
         var streaming = false
         /// The next frame follows a reconnect: it starts a new GOP.
         var discontinuity = false
+        /// The stream was started again after it failed, and no frame has come since.
+        var restartedWithoutFrame = false
     }
 
     /// Opens `path`, checks it can capture, negotiates `request` and maps `bufferCount`
@@ -113,8 +115,8 @@ public final class V4L2Source: CaptureSource {
 
     /// The encoder takes NV12 and I420 with any stride, as long as each plane's rows fit in
     /// the driver's buffer.
-    private static func canPassWithoutCopy(_ format: CameraPixelFormat, _ image: V4L2Device.ImageFormat,
-                                           _ ring: V4L2BufferRing) -> Bool {
+    static func canPassWithoutCopy(_ format: CameraPixelFormat, _ image: V4L2Device.ImageFormat,
+                                   _ ring: V4L2BufferRing) -> Bool {
         let rawSize = rawImageSize(image)
         return format.isRaw420 && image.bytesPerLine >= image.width
             && (format == .nv12 || image.bytesPerLine % 2 == 0)
@@ -126,8 +128,8 @@ public final class V4L2Source: CaptureSource {
                                  bytesPerLine: image.bytesPerLine)
     }
 
-    private static func stream(_ ring: V4L2BufferRing, _ image: V4L2Device.ImageFormat, _ format: CameraPixelFormat,
-                               zeroCopy: Bool, bufferCount: Int) -> Stream {
+    static func stream(_ ring: V4L2BufferRing, _ image: V4L2Device.ImageFormat, _ format: CameraPixelFormat,
+                       zeroCopy: Bool, bufferCount: Int) -> Stream {
         guard zeroCopy else {
             return Stream(ring: ring, image: image, rawImageSize: rawImageSize(image),
                           pool: PixelBufferPool(format: .i420, width: image.width, height: image.height,
@@ -182,51 +184,11 @@ public final class V4L2Source: CaptureSource {
                 filled = dequeued
             } catch .unplugged(let path) {
                 guard reconnects else { throw .unplugged(path: path) }
-                guard try reconnect(&reader) else { return nil }
+                guard try recover(&reader) else { return nil }
                 continue
             }
             countSequence(filled, &reader)
             if let frame = try deliver(filled, &reader) { return frame }
-        }
-    }
-
-    /// Waits for an unplugged camera to come back, opens it in the format it had, and starts
-    /// a new stream. False when a stop was asked for while waiting.
-    private func reconnect(_ reader: inout Reader) throws(CaptureError) -> Bool {
-        logger.warning("\(path) was unplugged: waiting for it to come back (--reconnect)")
-        reader.stream.ring.close()
-        let old = reader.stream.image
-        while true {
-            guard stopSignal.sleep(untilMonotonic: MonotonicClock.nanoseconds() + 100_000_000) else { return false }
-            let device: V4L2Device
-            do throws(CaptureError) {
-                device = try V4L2Device(path: path)
-            } catch {
-                // Not back yet, or back before udev has given it its permissions.
-                switch error {
-                case .noSuchDevice, .devicePermissionDenied, .unplugged, .deviceBusy: continue
-                default: throw error
-                }
-            }
-            // A replugged camera is in its power-on state: set everything again.
-            let image = try device.setFormat(old.fourCC, FrameSize(width: old.width, height: old.height))
-            guard image.fourCC == old.fourCC, image.width == old.width, image.height == old.height else {
-                throw .unsupportedDeviceFormat(path: path, detail: "came back as \(image.fourCC) \(image.width)x\(image.height) "
-                    + "instead of \(old.fourCC) \(old.width)x\(old.height): the recording cannot go on in the same file")
-            }
-            _ = try device.setFrameRate(format.frameRate)
-            try device.applyControls(controls, logger: logger)
-            let ring = try V4L2BufferRing(device: device, count: bufferCount)
-            guard Self.canPassWithoutCopy(cameraFormat, image, ring) == zeroCopy else {
-                throw .unsupportedDeviceFormat(path: path, detail: "came back with a buffer layout the recording cannot go on with")
-            }
-            reader.stream = Self.stream(ring, image, cameraFormat, zeroCopy: zeroCopy, bufferCount: bufferCount)
-            try ring.start()
-            reader.lastSequence = nil
-            reader.discontinuity = true
-            counters.withLock { $0.reconnects += 1 }
-            logger.notice("\(path) is back: recording goes on")
-            return true
         }
     }
 
@@ -243,6 +205,7 @@ public final class V4L2Source: CaptureSource {
         }
         reader.lastSequence = sequence
         reader.lastTimestamp = filled.timestamp
+        reader.restartedWithoutFrame = false
     }
 
     private func deliver(_ filled: V4L2BufferRing.Dequeued, _ reader: inout Reader) throws(CaptureError) -> CapturedFrame? {

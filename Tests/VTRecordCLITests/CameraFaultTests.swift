@@ -14,7 +14,7 @@ import VTTestSupport
     static let defaultSeed: UInt64 = 1_867
 
     struct Recording {
-        var result: ProcessResult
+        var result: ChildProcess.Result
         var summary: [String: Any]
         var counters: [Int]
         var report: FakeCamera.Report
@@ -25,18 +25,23 @@ import VTTestSupport
     }
 
     /// Records from `camera` at 640x480 30 fps and notes what breaks the promises every fault
-    /// must keep: no crash, `status`, a whole file whose frame numbers read and are in order,
-    /// the counts in the summary, the camera given back.
-    static func recording(_ camera: FakeCamera, _ arguments: [String], status: Int32 = 0) throws -> Recording {
+    /// must keep: no crash, `status`, a whole file whose frame numbers read and are in order
+    /// (in each of `streams` runs: a restarted stream numbers from 0 again), the counts in the
+    /// summary, the camera given back.
+    static func recording(_ camera: FakeCamera, _ arguments: [String], status: Int32 = 0,
+                          streams: Int = 1) throws -> Recording {
         let out = camera.file("out.h264")
         let summaryPath = camera.file("summary.json")
-        let r = try Tools.run(Tools.vtrecord,
-                              ["--device", camera.path, "--size", "640x480", "--fps", "30", "-o", out,
-                               "--json-summary", summaryPath, "--quiet", "--speed", "ultrafast"] + arguments,
-                              environment: try camera.environment())
+        // A time limit: a recording that hangs on a fault must fail the test, not stall the run.
+        let r = try ChildProcess.run([Tools.vtrecord, "--device", camera.path, "--size", "640x480", "--fps", "30",
+                                      "-o", out, "--json-summary", summaryPath, "--quiet", "--speed", "ultrafast"]
+                                         + arguments,
+                                     environment: try camera.environment(), timeout: .seconds(60))
         var findings: [String] = []
-        if r.status != status { findings.append("exit \(r.status), expected \(status): \(r.stderr)") }
-        if r.stderr.contains("Fatal error") || r.stderr.contains("x264: invalid") { findings.append(r.stderr) }
+        if r.status != status || r.timedOut { findings.append("expected exit \(status): \(r.transcript)") }
+        if r.standardError.contains("Fatal error") || r.standardError.contains("x264: invalid") {
+            findings.append(r.standardError)
+        }
         let data = (try? Data(contentsOf: URL(fileURLWithPath: summaryPath))) ?? Data()
         let summary = (try? JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:]
         if summary.isEmpty { findings.append("no JSON summary") }
@@ -47,7 +52,9 @@ import VTTestSupport
             let read = try Tools.counters(out, width: 640)
             counters = read.compactMap { $0 }
             if counters.count != read.count { findings.append("unreadable frame numbers: \(read)") }
-            if counters != counters.sorted() { findings.append("frame numbers out of order: \(counters)") }
+            if zip(counters, counters.dropFirst()).filter({ $0 > $1 }).count != streams - 1 {
+                findings.append("frame numbers out of order: \(counters)")
+            }
             if summary["frames_encoded"] as? Int != counters.count {
                 findings.append("\(counters.count) pictures, summary: \(summary)")
             }
@@ -58,16 +65,16 @@ import VTTestSupport
     }
 
     /// `recording`, with what it found recorded as issues.
-    static func record(_ camera: FakeCamera, _ arguments: [String], status: Int32 = 0,
+    static func record(_ camera: FakeCamera, _ arguments: [String], status: Int32 = 0, streams: Int = 1,
                        sourceLocation: SourceLocation = #_sourceLocation) throws -> Recording {
-        let recording = try recording(camera, arguments, status: status)
+        let recording = try recording(camera, arguments, status: status, streams: streams)
         for finding in recording.findings { Issue.record("\(finding)", sourceLocation: sourceLocation) }
         return recording
     }
 
     /// The only error line, for runs that fail.
-    static func errorLines(_ r: ProcessResult) -> [Substring] {
-        r.stderr.split(separator: "\n").filter { $0.hasPrefix("vtrecord: error:") }
+    static func errorLines(_ r: ChildProcess.Result) -> [Substring] {
+        r.standardError.split(separator: "\n").filter { $0.hasPrefix("vtrecord: error:") }
     }
 
     @Test func unpluggedAtRandomFramesEndsTheFileAtTheLastFrameCaptured() throws {
@@ -80,8 +87,8 @@ import VTTestSupport
             let camera = try FakeCamera(knobs: [.unplugAfter(frames: frame)])
             let recording = try Self.recording(camera, ["--format", format, "--timing", "passthrough"], status: 3)
             var findings = recording.findings
-            if Self.errorLines(recording.result).count != 1 || !recording.result.stderr.contains("was unplugged") {
-                findings.append("not one line saying so: \(recording.result.stderr)")
+            if Self.errorLines(recording.result).count != 1 || !recording.result.standardError.contains("was unplugged") {
+                findings.append("not one line saying so: \(recording.result.standardError)")
             }
             if !recording.report.unplugged { findings.append("never unplugged: \(recording.report)") }
             if recording.summary["stop_reason"] as? String != "error" { findings.append("summary: \(recording.summary)") }
@@ -102,11 +109,25 @@ import VTTestSupport
         let camera = try FakeCamera(knobs: [.eioAfter(frames: 40)])
         let recording = try Self.record(camera, ["--timing", "passthrough"], status: 3)
         let errors = Self.errorLines(recording.result)
-        #expect(errors.count == 1 && errors[0].contains("stopped responding"), "\(recording.result.stderr)")
+        #expect(errors.count == 1 && errors[0].contains("stopped responding"), "\(recording.result.standardError)")
         #expect(recording.report.failed && !recording.report.unplugged)
         #expect(recording.summary["stop_reason"] as? String == "error")
         #expect(recording.counters.count + recording.count("dropped_queue") == 40, "\(recording.counters)")
         #expect(recording.counters.last == 39)
+    }
+
+    @Test func withReconnectAStreamBrokenWithEIOIsStartedAgain() throws {
+        let camera = try FakeCamera(knobs: [.eioAfter(frames: 30)])
+        let recording = try Self.record(camera, ["--duration", "3s", "--reconnect"], streams: 2)
+        #expect(recording.count("reconnects") == 1, "\(recording.summary)")
+        #expect(recording.report.failed && recording.report.opens == 1, "the same descriptor: \(recording.report)")
+        #expect(recording.counters.count == 90)
+        // The new stream numbers its frames from 0 again, after the gap.
+        let restart = try #require(recording.counters.indices.dropFirst().first {
+            recording.counters[$0] < recording.counters[$0 - 1]
+        }, "\(recording.counters)")
+        #expect(recording.counters[restart] == 0 && recording.counters[restart - 1] == 29, "\(recording.counters)")
+        #expect(recording.count("dropped_driver") > 0, "the gap is counted: \(recording.summary)")
     }
 
     struct Damage: CustomTestStringConvertible, Sendable {
