@@ -116,17 +116,15 @@ public final class AnnexBWriter {
 
     private func writeAll(_ bytes: [UInt8]) throws(OutputError) {
         guard let failure = bytes.withUnsafeBytes({ writeFully(fd, $0) }) else { return }
-        if isRegularFile {
-            // Leave the file ending at its last complete access unit.
-            _ = ftruncate(fd, startOffset + off_t(bytesWritten))
-        }
-        throw mapWriteError(failure)
+        // Leave the file ending at its last complete access unit.
+        let cutBack = isRegularFile && ftruncate(fd, startOffset + off_t(bytesWritten)) == 0
+        throw mapWriteError(failure, cutBack: cutBack)
     }
 
-    private func mapWriteError(_ code: Int32) -> OutputError {
+    private func mapWriteError(_ code: Int32, cutBack: Bool = false) -> OutputError {
         switch code {
-        case ENOSPC, EDQUOT: .diskFull(path: path)
-        case EFBIG: .fileTooLarge(path: path)
+        case ENOSPC, EDQUOT: .diskFull(path: path, cutBack: cutBack)
+        case EFBIG: .fileTooLarge(path: path, cutBack: cutBack)
         case EPIPE: .readerClosed(path: path)
         default: .writeFailed(path: path, errno: code)
         }

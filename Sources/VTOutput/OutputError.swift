@@ -9,8 +9,9 @@ public enum OutputError: ReportableError, Equatable {
     case exists(path: String)
     case cannotOpen(path: String, errno: Int32)
     case isDirectory(path: String)
-    case diskFull(path: String)
-    case fileTooLarge(path: String)
+    /// `cutBack`: the output is a regular file, cut back to its last complete access unit.
+    case diskFull(path: String, cutBack: Bool = false)
+    case fileTooLarge(path: String, cutBack: Bool = false)
     case readerClosed(path: String)
     case writeFailed(path: String, errno: Int32)
     /// The session handed out an access unit that is not valid AVCC (a bug, not a user error).
@@ -38,10 +39,10 @@ public enum OutputError: ReportableError, Equatable {
             }
         case .isDirectory(let path):
             return "\(path) is a directory: give a file name with -o"
-        case .diskFull(let path):
-            return "\(Self.name(path)): no space left on the device; the file ends at the last complete frame"
-        case .fileTooLarge(let path):
-            return "\(Self.name(path)): file size limit reached; the file ends at the last complete frame"
+        case let .diskFull(path, cutBack):
+            return "\(Self.name(path)): no space left on the device" + Self.ending(cutBack)
+        case let .fileTooLarge(path, cutBack):
+            return "\(Self.name(path)): file size limit reached" + Self.ending(cutBack)
         case .readerClosed(let path):
             return "\(Self.name(path)): the reading end of the pipe was closed"
         case let .writeFailed(path, code):
@@ -52,4 +53,9 @@ public enum OutputError: ReportableError, Equatable {
     }
 
     static func name(_ path: String) -> String { path == "-" ? "standard output" : path }
+
+    /// What a failed write left of a regular file; a device or pipe keeps what it was given.
+    private static func ending(_ cutBack: Bool) -> String {
+        cutBack ? "; the file ends at the last complete frame" : ""
+    }
 }

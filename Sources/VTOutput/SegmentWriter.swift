@@ -82,13 +82,15 @@ public final class SegmentWriter {
         try current.close()
     }
 
-    /// Deletes the first file if this writer created it and no frame was written, so a
-    /// recording that ends before its first frame leaves nothing behind. True when it did.
+    /// Deletes the file being written if this writer created it and no frame went into it: a
+    /// recording that ends before its first frame leaves nothing behind, and one that fails on
+    /// the first frame of a new segment (a full disk) leaves no empty file after the full ones.
+    /// True when it did.
     @discardableResult
     public func removeIfUnused() -> Bool {
-        guard framesWritten == 0, paths.count == 1, current.removeIfUnused() else { return false }
-        paths = []
-        kept = []
+        guard current.framesWritten == 0, current.removeIfUnused() else { return false }
+        paths.removeLast()
+        kept.removeLast()
         return true
     }
 

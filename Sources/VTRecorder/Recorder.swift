@@ -35,7 +35,8 @@ public enum StopReason: String, Sendable, Codable {
 /// `completeFrames()` flushes the encoder, and the writer is closed: nothing captured is lost.
 /// The source is closed as soon as capture ends, so a camera is free again while the encoder
 /// drains. A recording stopped by a signal or an error before its first frame was written
-/// leaves no output file: none is created after an early stop, and one created is removed.
+/// leaves no output file: none is created after an early stop, and one created is removed (as
+/// is a segment file that could not take its first frame).
 public final class Recorder: @unchecked Sendable {
     // @unchecked Sendable: `requestStop` and `abort` are the only members used off the encoder
     // thread; they touch atomics, the queue (locked), and the writer under the write lock
@@ -109,10 +110,10 @@ public final class Recorder: @unchecked Sendable {
     }
 
     /// Ends the process at once (second signal) without cutting an access unit in half. An
-    /// output that got no frame yet is removed, as on a clean stop.
+    /// output file that got no frame yet is removed, as on a clean stop.
     public func abort(status: Int32) -> Never {
         writeLock.withLock { _ in
-            if let writer, writer.framesWritten == 0 { writer.removeIfUnused() }
+            writer?.removeIfUnused()
             _exit(status)
         }
     }
@@ -161,9 +162,7 @@ public final class Recorder: @unchecked Sendable {
             reason = .error
         }
         if reason == .signal || reason == .error {
-            writeLock.withLock { _ in
-                if let writer, writer.framesWritten == 0 { writer.removeIfUnused() }
-            }
+            writeLock.withLock { _ in _ = writer?.removeIfUnused() }
         }
         progress?.finish()
         let elapsed = started.duration(to: .now)

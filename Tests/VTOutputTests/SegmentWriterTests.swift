@@ -50,7 +50,7 @@ import Glibc
         #expect(writer.segmentBytesWritten == Int64(second.count))
     }
 
-    @Test func aRecordingWithoutFramesLeavesNoSegment() throws {
+    @Test func aSegmentWithoutFramesIsNotLeftBehind() throws {
         let dir = try Self.directory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let template = try OutputTemplate(dir.path + "/s-{n}.h264")
@@ -63,6 +63,11 @@ import Glibc
         try used.write(Self.key(0), format: Self.format)
         #expect(!used.removeIfUnused())
         #expect(try Self.names(dir) == ["s-0.h264"])
+        // A segment that never got its first frame (the disk filled up) goes; the one before stays.
+        try used.startNextSegment()
+        #expect(used.removeIfUnused())
+        #expect(try Self.names(dir) == ["s-0.h264"])
+        #expect(used.paths == [dir.path + "/s-0.h264"])
     }
 
     @Test func eachFileTakesTheTimeItStarts() throws {
