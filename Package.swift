@@ -55,7 +55,7 @@ let package = Package(
         .target(name: "VTTestSupport", path: "Tests/VTTestSupport"),
 
         .testTarget(name: "VTCoreTests", dependencies: ["VTCore"]),
-        .testTarget(name: "VTH264Tests", dependencies: ["VTH264", "VTCore"]),
+        .testTarget(name: "VTH264Tests", dependencies: ["VTH264", "VTCore", "VTTestSupport"]),
         .testTarget(name: "VTCaptureTests",
                     dependencies: ["VTCapture", "VTCore", "VTTestSupport",
                                    .product(name: "Logging", package: "swift-log")]),
