@@ -32,4 +32,27 @@ import VTTestSupport
         #expect(lines.first?.hasSuffix("encodes 4:2:0 pictures of even size, not 48x1") == true, "\(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: directory.path("out.h264")))
     }
+
+    /// Found by cli-y4m-vaapi: a Y4M `A` tag beyond 16 bits stopped the VA-API session
+    /// writing its SPS (and x264's settings, converting to Int32). H.264 keeps the ratio in
+    /// two 16-bit fields, so it is fitted there as x264 fits it, or left out, with a warning.
+    @Test(arguments: ["x264", "vaapi"])
+    func aspectRatioBeyondSixteenBitsIsFittedOrLeftOut(encoder: String) throws {
+        let va = try FakeVADevice()
+        let environment = encoder == "vaapi" ? try va.environment() : ProcessInfo.processInfo.environment
+        let device = encoder == "vaapi" ? ["--va-device", va.devicePath] : []
+        let directory = try TemporaryDirectory()
+        for (tag, coded, warning) in [("A16:4294967295", "SAR unspecified", "left out"),
+                                      ("A100000:99999", "SAR 50000:49999", "recorded as 50000:49999")] {
+            let input = directory.path("sar.y4m")
+            try Data(Self.y4m("W32 H16 F30:1 \(tag)", width: 32, height: 16)).write(to: URL(fileURLWithPath: input))
+            let output = directory.path("sar.h264")
+            let result = try Tools.run(Tools.vtrecord, ["--input", input, "--encoder", encoder, "--quiet", "-o", output,
+                                                        "--overwrite"] + device, environment: environment)
+            #expect(result.status == 0, "\(tag): \(result.stderr)")
+            #expect(result.stderr.hasSuffix("does not fit H.264's 16-bit fields: \(warning)\n"), "\(tag): \(result.stderr)")
+            let report = try Tools.vtrecord(["inspect", output])
+            #expect(report.stdoutText.contains(coded), "\(tag): \(report.stdoutText)")
+        }
+    }
 }
