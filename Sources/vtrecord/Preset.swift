@@ -139,6 +139,8 @@ struct Preset: Sendable {
         if let nearest = NearestNames.ordered(key, in: known).first,
            NearestNames.editDistance(key, nearest) <= max(2, key.count / 3) {
             problem += ": did you mean '\(nearest)'?"
+        } else {
+            problem += "."
         }
         let extra = also.sorted().map { "'\($0)'" }
         return problem + " Keys are the recording options' long names (vtrecord --help), "
