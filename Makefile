@@ -16,7 +16,7 @@ BIN        := .build/$(CONFIG)/vtrecord
 DEB_PACKAGES := pkg-config libx264-dev libv4l-dev libva-dev libdrm-dev libyuv-dev libturbojpeg0-dev \
                 ffmpeg x264 v4l-utils vainfo mandoc man-db bc
 
-.PHONY: all deps build run test bench install uninstall clean
+.PHONY: all deps build run test fuzz bench install uninstall clean
 
 all: build
 
@@ -50,6 +50,20 @@ run: build
 test: deps
 	$(SWIFT) build
 	$(SWIFT) test
+
+# libFuzzer targets for the readers of untrusted bytes (Fuzz/), each run for FUZZ_SECONDS with
+# AddressSanitizer; the corpus grows in Fuzz/corpus, crashes land in Fuzz/artifacts. Not part
+# of make test. --sanitize=fuzzer makes SwiftPM link libFuzzer's main instead of looking for
+# the targets' own; a second --sanitize would replace it on the compiler's command line, so
+# AddressSanitizer and the coverage instrumentation come in through -Xswiftc as one flag.
+# A release build (checks stay on) runs about ten times as many inputs as a debug one.
+FUZZ_SECONDS ?= 120
+FUZZ_TARGETS ?=
+fuzz: deps
+	$(SWIFT) build -c release --package-path Fuzz --scratch-path .build-fuzz --sanitize=fuzzer \
+	  -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing \
+	  -Xcc -fsanitize=fuzzer-no-link,address -Xcxx -fsanitize=fuzzer-no-link,address
+	FUZZ_SECONDS=$(FUZZ_SECONDS) Fuzz/run.sh $(FUZZ_TARGETS)
 
 # Speed against the x264 CLI, same input and settings, one run (not part of make test).
 bench: build
