@@ -45,12 +45,14 @@ public enum FuzzArtifacts {
 /// A parser that traps takes the test process with it, so before each input is tried it is
 /// written to `<target>.in-progress` in the artifacts directory; the file is removed when the
 /// run ends normally, and the next run renames a leftover one to a crash file and says so.
-/// Each input is timed: one that takes longer than `slowInput` is reported as a hang.
+/// Each input is timed: one that takes longer than `slowInput` is reported as a hang. The
+/// inputs are at most 64 KiB and take milliseconds; the limit leaves room for a loaded machine
+/// and for ThreadSanitizer, which makes them several times slower.
 public struct FuzzCampaign {
     public let target: String
     public let seed: UInt64
     public let iterations: Int
-    public var slowInput: Duration = .seconds(2)
+    public var slowInput: Duration = .seconds(10)
     private var mutator: Mutator
 
     public init(target: String, corpus: [[UInt8]], tokens: [[UInt8]] = [], iterations: Int,
