@@ -22,7 +22,7 @@ DEB_PACKAGES := pkg-config libx264-dev libv4l-dev libva-dev libdrm-dev libyuv-de
 BENCH_PACKAGES := gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good \
                   gstreamer1.0-plugins-ugly gstreamer1.0-plugins-bad valgrind python3 python3-matplotlib
 
-.PHONY: all deps bench-deps build run test bench install uninstall clean
+.PHONY: all deps bench-deps build run test fuzz bench install uninstall clean
 
 all: build
 
@@ -63,6 +63,20 @@ run: build
 test: deps
 	$(SWIFT) build
 	$(SWIFT) test
+
+# libFuzzer targets for the readers of untrusted bytes (Fuzz/), each run for FUZZ_SECONDS with
+# AddressSanitizer; the corpus grows in Fuzz/corpus, crashes land in Fuzz/artifacts. Not part
+# of make test. --sanitize=fuzzer makes SwiftPM link libFuzzer's main instead of looking for
+# the targets' own; a second --sanitize would replace it on the compiler's command line, so
+# AddressSanitizer and the coverage instrumentation come in through -Xswiftc as one flag.
+# A release build (checks stay on) runs about ten times as many inputs as a debug one.
+FUZZ_SECONDS ?= 120
+FUZZ_TARGETS ?=
+fuzz: deps
+	$(SWIFT) build -c release --package-path Fuzz --scratch-path .build-fuzz --sanitize=fuzzer \
+	  -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing \
+	  -Xcc -fsanitize=fuzzer-no-link,address -Xcxx -fsanitize=fuzzer-no-link,address
+	FUZZ_SECONDS=$(FUZZ_SECONDS) Fuzz/run.sh $(FUZZ_TARGETS)
 
 # Speed against the x264 CLI, ffmpeg and GStreamer, overhead, conversions and live capture
 # (not part of make test); bench/run.py says what each family measures. QUICK=1 is a smoke

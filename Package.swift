@@ -59,13 +59,13 @@ let package = Package(
         .target(name: "VTTestSupport", path: "Tests/VTTestSupport"),
 
         .testTarget(name: "VTCoreTests", dependencies: ["VTCore"]),
-        .testTarget(name: "VTH264Tests", dependencies: ["VTH264", "VTCore"]),
+        .testTarget(name: "VTH264Tests", dependencies: ["VTH264", "VTCore", "VTTestSupport"]),
         .testTarget(name: "VTCaptureTests",
                     dependencies: ["VTCapture", "VTCore", "VTTestSupport",
                                    .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "VTEncodingTests", dependencies: ["VTEncoding", "VTH264", "VTCore", "VTTestSupport"]),
         .testTarget(name: "VTOutputTests", dependencies: ["VTOutput", "VTH264", "VTCore"]),
-        .testTarget(name: "VTRecorderTests", dependencies: ["VTRecorder", "VTCapture", "VTCore"]),
+        .testTarget(name: "VTRecorderTests", dependencies: ["VTRecorder", "VTCapture", "VTCore", "VTEncoding", "VTOutput"]),
         // Runs the built binary; depends on it so `swift test` builds it first.
         .testTarget(name: "VTRecordCLITests",
                     dependencies: ["vtrecord", "VTH264", "VTCapture", "VTCore", "VTTestSupport"]),

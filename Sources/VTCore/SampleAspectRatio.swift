@@ -10,4 +10,10 @@ public struct SampleAspectRatio: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String { "\(width):\(height)" }
+
+    /// True when both stand for the same ratio (16:15 and 32:30), whatever the size of the
+    /// terms: the products are compared at double width, so none can overflow.
+    public func hasSameRatio(as other: SampleAspectRatio) -> Bool {
+        width.multipliedFullWidth(by: other.height) == height.multipliedFullWidth(by: other.width)
+    }
 }

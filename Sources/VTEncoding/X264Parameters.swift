@@ -1,5 +1,6 @@
 import CX264
 import VTCore
+import VTH264
 
 /// Builds the `x264_param_t` for a session, layered as the x264 CLI does: preset → tune →
 /// explicit settings → profile. The mapping is the table on `EncoderSettings`.
@@ -53,7 +54,7 @@ enum X264Parameters {
         p.i_timebase_num = UInt32(rate.denominator)
         p.i_timebase_den = UInt32(rate.numerator)
 
-        if let sar = settings.sampleAspectRatio {
+        if let sar = settings.sampleAspectRatio?.fittingH264 {
             p.vui.i_sar_width = Int32(sar.width)
             p.vui.i_sar_height = Int32(sar.height)
         }

@@ -27,6 +27,12 @@ public final class X264Session: CompressionSession {
                 output: @escaping EncodedFrameHandler) throws(UsageError) {
         try settings.validate()
         try X264Parameters.validate(settings)
+        // x264 refuses these only when the encoder opens, with a log line of its own and an
+        // encoder error; the size comes from the input (a Y4M header may give any), so it is
+        // bad input, refused here as the VA-API session refuses it.
+        guard width % 2 == 0, height % 2 == 0 else {
+            throw UsageError("x264 encodes 4:2:0 pictures of even size, not \(width)x\(height)")
+        }
         self.width = width
         self.height = height
         self.pixelFormat = pixelFormat

@@ -6,6 +6,23 @@ extension SampleAspectRatio {
         (1, 1), (12, 11), (10, 11), (16, 11), (40, 33), (24, 11), (20, 11), (32, 11),
         (80, 33), (18, 11), (15, 11), (64, 33), (160, 99), (4, 3), (3, 2), (2, 1),
     ].map { SampleAspectRatio(width: $0.0, height: $0.1) }
+
+    /// The ratio as the VUI's 16-bit sar_width and sar_height can carry it, by x264's rule:
+    /// reduced, then both terms halved until they fit; nil when a term is not positive or
+    /// halves to zero (no ratio close enough fits). An input file may state any ratio (a Y4M
+    /// `A` tag has no limit), and an encoder given one that does not fit would write a
+    /// damaged SPS or stop.
+    public var fittingH264: SampleAspectRatio? {
+        guard width > 0, height > 0 else { return nil }
+        var (a, b) = (width, height)
+        while b != 0 { (a, b) = (b, a % b) }
+        var (w, h) = (width / a, height / a)
+        while w > 0xFFFF || h > 0xFFFF {
+            w /= 2
+            h /= 2
+        }
+        return w > 0 && h > 0 ? SampleAspectRatio(width: w, height: h) : nil
+    }
 }
 
 /// timing_info of the VUI: the clock the stream's timing counts in.

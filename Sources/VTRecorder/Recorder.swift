@@ -157,6 +157,10 @@ public final class Recorder: @unchecked Sendable {
             stopCapture()
         }
         finishCapture()
+        // A failed run hands the encoder back as a clean one does: x264 joins its threads, a
+        // VA-API device gets its context and surfaces back. The process may exit before the
+        // session is freed, so this cannot be left to deinit.
+        if failure != nil { session?.invalidate() }
         if failure == nil, let captureError = captureFailure.withLock({ $0 }) {
             failure = captureError
             reason = .error

@@ -4,6 +4,7 @@ import Logging
 import VTCapture
 import VTCore
 import VTEncoding
+import VTH264
 import VTOutput
 import VTRecorder
 
@@ -66,7 +67,11 @@ extension VTRecord {
 
         var settings = encoder.settings()
         settings.frameRate = format.frameRate
-        settings.sampleAspectRatio = format.sampleAspectRatio
+        settings.sampleAspectRatio = format.sampleAspectRatio?.fittingH264
+        if let stated = format.sampleAspectRatio, settings.sampleAspectRatio.map({ $0.hasSameRatio(as: stated) }) != true {
+            let coded = settings.sampleAspectRatio.map { "recorded as \($0)" } ?? "left out"
+            logger.warning("sample aspect ratio \(stated) does not fit H.264's 16-bit fields: \(coded)")
+        }
         settings.fullRange = format.fullRange
         let realTime = settings.realTime ?? format.isLive
 

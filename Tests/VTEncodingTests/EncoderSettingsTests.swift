@@ -106,4 +106,17 @@ import VTCore
         #expect(p.vui.i_sar_width == 16 && p.vui.i_sar_height == 15)
         #expect(p.b_annexb == 0 && p.b_repeat_headers == 0)
     }
+
+    /// A ratio wider than x264's int fields (from a Y4M header) is fitted to H.264's 16 bits,
+    /// or left out, instead of stopping the program when converted.
+    @Test func aspectRatioBeyondSixteenBitsIsFittedOrLeftOut() throws {
+        var s = EncoderSettings()
+        s.frameRate = FrameRate(numerator: 25, denominator: 1)!
+        s.sampleAspectRatio = SampleAspectRatio(width: 16, height: 4_294_967_295)
+        var p = try X264Parameters.make(s, width: 64, height: 64, format: .i420)
+        #expect(p.vui.i_sar_width == 0 && p.vui.i_sar_height == 0)
+        s.sampleAspectRatio = SampleAspectRatio(width: 200_000, height: 199_998)
+        p = try X264Parameters.make(s, width: 64, height: 64, format: .i420)
+        #expect(p.vui.i_sar_width == 50_000 && p.vui.i_sar_height == 49_999)
+    }
 }

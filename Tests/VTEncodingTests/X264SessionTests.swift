@@ -104,6 +104,16 @@ import VTCore
         #expect(throws: EncoderError.self) { try session.prepare() }
     }
 
+    /// An odd size (a Y4M header may give one) is bad input, refused before x264 opens and
+    /// logs a complaint of its own.
+    @Test(arguments: [(48, 1), (33, 17), (64, 63)])
+    func refusesOddSizes(width: Int, height: Int) {
+        let error = #expect(throws: UsageError.self) {
+            try X264Session(width: width, height: height, pixelFormat: .i420, settings: settings()) { _ in }
+        }
+        #expect(error?.description == "x264 encodes 4:2:0 pictures of even size, not \(width)x\(height)")
+    }
+
     @Test func resolvedSettingsReportWhatX264Chose() throws {
         let (session, _) = try encode(settings { $0.speed = "veryfast"; $0.tune = "zerolatency" }, count: 1)
         #expect(session.resolvedSettings.bFrames == 0)

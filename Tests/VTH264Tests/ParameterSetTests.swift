@@ -121,6 +121,20 @@ import VTCore
         #expect(vui.sampleAspectRatio == nil)
     }
 
+    /// sar_width and sar_height are 16 bits; a Y4M header may state any ratio. Found by the
+    /// CLI fuzz run, where A16:4294967295 stopped both encoders.
+    @Test func aspectRatioIsFittedToSixteenBitsAsX264Does() {
+        func fit(_ w: Int, _ h: Int) -> String? { SampleAspectRatio(width: w, height: h).fittingH264?.description }
+        #expect(fit(16, 15) == "16:15")
+        #expect(fit(32, 30) == "16:15")
+        #expect(fit(65535, 1) == "65535:1")
+        #expect(fit(100_000, 99_999) == "50000:49999")
+        #expect(fit(16, 4_294_967_295) == nil)
+        #expect(fit(Int.max, 3) == nil)
+        #expect(fit(0, 1) == nil)
+        #expect(fit(1, -1) == nil)
+    }
+
     @Test(arguments: [
         (66, 0b1100_0000, 30, "Constrained Baseline", "3.0"),
         (66, 0b1000_0000, 11, "Baseline", "1.1"),

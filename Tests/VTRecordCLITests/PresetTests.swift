@@ -237,6 +237,8 @@ import VTTestSupport
     static let badPresets = [
         BadPreset(what: "unknown key", text: "description = \"x\"\nfps = 30\nsizee = \"640x480\"\n",
                   location: ":3: sizee: unknown key", mentions: "did you mean 'size'?"),
+        BadPreset(what: "unknown key, nothing near", text: "fps = 30\nzzzzzzzz = 1\n",
+                  location: ":2: zzzzzzzz: unknown key. Keys are", mentions: "long names"),
         BadPreset(what: "wrong type", text: "fps = 30\n\ntest-pattern = \"yes\"\n",
                   location: ":3: test-pattern:", mentions: "takes true or false, not a string"),
         BadPreset(what: "wrong type in a list", text: "control = \"brightness=1\"\n",

@@ -12,6 +12,17 @@ public final class ChildProcess {
         public var standardError: String
         /// True when the program had to be stopped because it outlived its time limit.
         public var timedOut: Bool
+        /// The signal that ended the program (a crash, or the stop after a time-out); nil when
+        /// it exited, and then `status` is its exit status.
+        public var signal: Int32?
+
+        public init(status: Int32, standardOutput: Data, standardError: String, timedOut: Bool, signal: Int32?) {
+            self.status = status
+            self.standardOutput = standardOutput
+            self.standardError = standardError
+            self.timedOut = timedOut
+            self.signal = signal
+        }
 
         public var standardOutputText: String { String(decoding: standardOutput, as: UTF8.self) }
         /// Both streams, for failure messages.
@@ -116,7 +127,9 @@ public final class ChildProcess {
         }
         process.waitUntilExit()
         readers.wait()
+        let signal = process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil
         return Result(status: process.terminationStatus, standardOutput: output.data,
-                      standardError: String(decoding: errors.data, as: UTF8.self), timedOut: timedOut)
+                      standardError: String(decoding: errors.data, as: UTF8.self), timedOut: timedOut,
+                      signal: signal)
     }
 }

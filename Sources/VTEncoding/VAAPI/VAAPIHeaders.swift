@@ -44,7 +44,7 @@ struct VAAPIHeaders: Sendable {
                                        pictureOrderCount: .type0(log2MaxPicOrderCntLsb: log2MaxPocLsb),
                                        log2MaxFrameNum: planner.log2MaxFrameNum)
         var vui = VideoUsabilityInformation()
-        if let sar = settings.sampleAspectRatio, sar != SampleAspectRatio(width: 1, height: 1) {
+        if let sar = settings.sampleAspectRatio?.fittingH264, sar != SampleAspectRatio(width: 1, height: 1) {
             vui.sampleAspectRatio = sar
         }
         if let fullRange = settings.fullRange {

@@ -1,0 +1,58 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// libFuzzer targets for vtrecord's readers of untrusted bytes (`make fuzz`).
+//
+// A package of its own because its executables have no main of their own: libFuzzer supplies
+// it, and they link only with `--sanitize=fuzzer`, which the ordinary build and `make test`
+// must not need. The product's modules are the same source directories, linked under Sources/
+// (SwiftPM takes no target path outside the package), so the graph below mirrors the root
+// Package.swift and must follow it when a module gains a dependency.
+let package = Package(
+    name: "vtrecord-fuzz",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+    ],
+    targets: [
+        .systemLibrary(name: "CX264", pkgConfig: "x264"),
+        .systemLibrary(name: "CV4L2", pkgConfig: "libv4l2"),
+        .systemLibrary(name: "CVAAPI", pkgConfig: "libva-drm"),
+        .systemLibrary(name: "CYUV"),
+        .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg"),
+        .target(name: "VTCore", dependencies: [.product(name: "Logging", package: "swift-log")]),
+        .target(name: "VTH264", dependencies: ["VTCore"]),
+        .target(name: "VTCapture",
+                dependencies: ["VTCore", "CYUV", "CV4L2", "CTurboJPEG", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "VTEncoding",
+                dependencies: ["VTCore", "VTH264", "CX264", "CVAAPI", "CYUV", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "VTOutput", dependencies: ["VTCore", "VTH264"]),
+        .target(name: "VTRecorder",
+                dependencies: ["VTCore", "VTH264", "VTCapture", "VTEncoding", "VTOutput",
+                               .product(name: "Logging", package: "swift-log")]),
+        // The command-line module as a library, so the preset reader can be called in-process;
+        // its @main entry point is renamed to keep clear of libFuzzer's main.
+        .target(name: "vtrecord",
+                dependencies: ["VTRecorder", "VTCore", "VTH264", "VTCapture", "VTEncoding", "VTOutput",
+                               .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                               .product(name: "TOMLKit", package: "TOMLKit")],
+                resources: [.embedInCode("Presets")],
+                swiftSettings: [.unsafeFlags(["-Xfrontend", "-entry-point-function-name", "-Xfrontend", "vtrecord_main"])]),
+        // The properties the bounded fuzz tests check (Tests/VTH264Tests/Fuzz), shared so both
+        // runs hold the readers to the same promises.
+        .target(name: "H264FuzzProperties", dependencies: ["VTH264", "VTCore"]),
+
+        .executableTarget(name: "FuzzAnnexB", dependencies: ["H264FuzzProperties"], path: "Targets/FuzzAnnexB"),
+        .executableTarget(name: "FuzzAVCC", dependencies: ["H264FuzzProperties"], path: "Targets/FuzzAVCC"),
+        .executableTarget(name: "FuzzSPS", dependencies: ["H264FuzzProperties"], path: "Targets/FuzzSPS"),
+        .executableTarget(name: "FuzzPPS", dependencies: ["H264FuzzProperties"], path: "Targets/FuzzPPS"),
+        .executableTarget(name: "FuzzAVCDecoderConfiguration", dependencies: ["H264FuzzProperties"],
+                          path: "Targets/FuzzAVCDecoderConfiguration"),
+        .executableTarget(name: "FuzzInspect", dependencies: ["H264FuzzProperties"], path: "Targets/FuzzInspect"),
+        .executableTarget(name: "FuzzY4M", dependencies: ["VTCapture", "VTCore"], path: "Targets/FuzzY4M"),
+        .executableTarget(name: "FuzzPreset", dependencies: ["vtrecord", "VTCore"], path: "Targets/FuzzPreset"),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,1 @@
+../../../Tests/VTH264Tests/Fuzz/H264FuzzProperties.swift

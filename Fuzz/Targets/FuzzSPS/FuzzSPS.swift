@@ -1,0 +1,12 @@
+import H264FuzzProperties
+
+/// libFuzzer target: SPS NAL units: parsed, summarised, written back and read again.
+/// A broken property stops the run as a crash, so libFuzzer keeps the input.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    let input = Array(UnsafeBufferPointer(start: data, count: size))
+    if let problem = H264FuzzProperties.sequenceParameterSet(input) {
+        fatalError(problem)
+    }
+    return 0
+}
