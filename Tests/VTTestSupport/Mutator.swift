@@ -3,15 +3,15 @@
 /// and removed, truncation, two inputs spliced together, length fields and numbers set to edge
 /// values, and tokens (start codes, tags, keys) dropped in where they do not belong.
 ///
-/// Everything it does follows from the generator, so an input is named by the seed and the
-/// iteration that made it.
+/// Everything it does follows from the generator (`SeededRandom`, whose draws do not depend
+/// on the toolchain), so an input is named by the seed and the iteration that made it.
 public struct Mutator {
     public enum Mutation: String, CaseIterable, Sendable {
         case flipBit, setByte, insertBytes, deleteRange, truncate, duplicateRange, splice
         case lengthField, token, number
     }
 
-    public var generator: SeededGenerator
+    public var generator: SeededRandom
     public let corpus: [[UInt8]]
     /// Byte strings that mean something to the parser under test.
     public let tokens: [[UInt8]]
@@ -32,7 +32,7 @@ public struct Mutator {
 
     public init(seed: UInt64, corpus: [[UInt8]], tokens: [[UInt8]] = [], maximumSize: Int = 1 << 16) {
         precondition(!corpus.isEmpty, "a mutator needs at least one input to start from")
-        generator = SeededGenerator(seed: seed)
+        generator = SeededRandom(seed: seed)
         self.corpus = corpus
         self.tokens = tokens + Self.startCodeTokens
         self.maximumSize = maximumSize
@@ -40,10 +40,10 @@ public struct Mutator {
 
     /// The next input, and the mutations that made it (for a failure message).
     public mutating func next() -> (input: [UInt8], mutations: [Mutation]) {
-        var input = generator.element(of: corpus)
+        var input = pick(corpus)
         var applied: [Mutation] = []
-        for _ in 0..<generator.int(in: 1...4) {
-            let mutation = generator.element(of: Mutation.allCases)
+        for _ in 0..<generator.next(in: 1...4) {
+            let mutation = pick(Mutation.allCases)
             apply(mutation, to: &input)
             applied.append(mutation)
         }
@@ -55,36 +55,37 @@ public struct Mutator {
         switch mutation {
         case .flipBit:
             guard !input.isEmpty else { return }
-            input[position(in: input)] ^= UInt8(1) << UInt8(generator.int(in: 0..<8))
+            input[position(in: input)] ^= UInt8(1) << UInt8(generator.next(in: 0...7))
         case .setByte:
             guard !input.isEmpty else { return }
-            let byte = generator.chance(0.5) ? generator.element(of: Self.interestingBytes) : UInt8.random(in: 0...255, using: &generator)
+            let byte = generator.coin() ? pick(Self.interestingBytes) : randomByte()
             input[position(in: input)] = byte
         case .insertBytes:
-            let count = generator.int(in: 1...16)
-            let bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
-            input.insert(contentsOf: bytes, at: generator.int(in: 0...input.count))
+            let count = generator.next(in: 1...16)
+            var bytes: [UInt8] = []
+            for _ in 0..<count { bytes.append(randomByte()) }
+            input.insert(contentsOf: bytes, at: generator.next(in: 0...input.count))
         case .deleteRange:
             guard !input.isEmpty else { return }
             let start = position(in: input)
-            input.removeSubrange(start..<min(input.count, start + generator.int(in: 1...64)))
+            input.removeSubrange(start..<min(input.count, start + generator.next(in: 1...64)))
         case .truncate:
-            input.removeLast(input.count - generator.int(in: 0...input.count))
+            input.removeLast(input.count - generator.next(in: 0...input.count))
         case .duplicateRange:
             guard !input.isEmpty else { return }
             let start = position(in: input)
-            let piece = input[start..<min(input.count, start + generator.int(in: 1...256))]
-            input.insert(contentsOf: piece, at: generator.int(in: 0...input.count))
+            let piece = input[start..<min(input.count, start + generator.next(in: 1...256))]
+            input.insert(contentsOf: piece, at: generator.next(in: 0...input.count))
         case .splice:
-            let other = generator.element(of: corpus)
-            input = Array(input.prefix(generator.int(in: 0...input.count)))
-                + other.suffix(generator.int(in: 0...other.count))
+            let other = pick(corpus)
+            input = Array(input.prefix(generator.next(in: 0...input.count)))
+                + other.suffix(generator.next(in: 0...other.count))
         case .lengthField:
             writeLengthField(into: &input)
         case .token:
-            let token = generator.element(of: tokens)
-            let at = generator.int(in: 0...input.count)
-            if generator.chance(0.5) || at + token.count > input.count {
+            let token = pick(tokens)
+            let at = generator.next(in: 0...input.count)
+            if generator.coin() || at + token.count > input.count {
                 input.insert(contentsOf: token, at: at)
             } else {
                 input.replaceSubrange(at..<at + token.count, with: token)
@@ -94,21 +95,30 @@ public struct Mutator {
         }
     }
 
+    /// An index of a non-empty input.
     private mutating func position(in input: [UInt8]) -> Int {
-        generator.int(in: 0..<input.count)
+        generator.next(in: 0...input.count - 1)
+    }
+
+    private mutating func pick<T>(_ items: [T]) -> T {
+        items[generator.next(in: 0...items.count - 1)]
+    }
+
+    private mutating func randomByte() -> UInt8 {
+        UInt8(truncatingIfNeeded: generator.next())
     }
 
     /// Overwrites 1, 2 or 4 bytes with a big-endian value a length field gets wrong: zero, one,
     /// the largest, near the input's own size, or the old value nudged by a little.
     private mutating func writeLengthField(into input: inout [UInt8]) {
-        let width = generator.element(of: [1, 2, 4])
+        let width = pick([1, 2, 4])
         guard input.count >= width else { return }
-        let at = generator.int(in: 0...input.count - width)
+        let at = generator.next(in: 0...input.count - width)
         let old = input[at..<at + width].reduce(0) { $0 << 8 | Int($1) }
         let maximum = (1 << (8 * width)) - 1
         let candidates = [0, 1, maximum, maximum - 1, maximum / 2 + 1, input.count - at - width,
-                          input.count - at - width + 1, old + generator.int(in: -4...4)]
-        let value = generator.element(of: candidates) & maximum
+                          input.count - at - width + 1, old + generator.next(in: -4...4)]
+        let value = pick(candidates) & maximum
         for index in 0..<width {
             input[at + index] = UInt8(truncatingIfNeeded: value >> (8 * (width - 1 - index)))
         }
@@ -117,14 +127,14 @@ public struct Mutator {
     /// Replaces a run of ASCII digits (a size, a rate, a value in a text file) with an edge
     /// case; inserts one when there is none.
     private mutating func replaceNumber(in input: inout [UInt8]) {
-        let number = Array(generator.element(of: Self.interestingNumbers).utf8)
+        let number = Array(pick(Self.interestingNumbers).utf8)
         let isDigit = { (byte: UInt8) in (0x30...0x39).contains(byte) }
         let starts = input.indices.filter { isDigit(input[$0]) && ($0 == 0 || !isDigit(input[$0 - 1])) }
         guard !starts.isEmpty else {
-            input.insert(contentsOf: number, at: generator.int(in: 0...input.count))
+            input.insert(contentsOf: number, at: generator.next(in: 0...input.count))
             return
         }
-        let start = generator.element(of: starts)
+        let start = pick(starts)
         var end = start
         while end < input.count && isDigit(input[end]) { end += 1 }
         input.replaceSubrange(start..<end, with: number)
