@@ -66,6 +66,10 @@ struct Preset: Sendable {
     }
 
     static func parseTOML(_ text: String, origin: PresetOrigin) throws(PresetError) -> TOMLTable {
+        if let problem = TOMLPrecheck.problem(in: text) {
+            throw PresetError(origin: origin, line: problem.line, key: nil,
+                              problem: "not valid TOML: \(problem.message) (column \(problem.column))")
+        }
         do {
             return try TOMLTable(string: text)
         } catch let error as TOMLParseError {

@@ -34,7 +34,7 @@ enum FuzzCLICorpus {
         return units.flatMap { AnnexB.startCode + $0 }
     }
 
-    static let tomlTokens: [[UInt8]] = ["=", " = ", "[", "]", "[[", "]]", "[job]", "\"", "'", "\"\"\"", "'''", "#", "\n",
+    static let tomlTokens: [[UInt8]] = ["=", " = ", "[", "]", "[[", "]]", "[job]", "\n[", "\n[[", "\"", "'", "\"\"\"", "'''", "#", "\n",
                                         ",", "{", "}", "{ a = 1 }", "true", "false", "inf", "-inf", "nan", "0x7f",
                                         "1_000", "1e400", "1979-05-27T07:32:00Z", "07:32:00", "\\u0000", "\\", ".",
                                         "size", "fps", "bitrate", "control", "description", "keyint", "preset",

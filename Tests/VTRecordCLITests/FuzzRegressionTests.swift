@@ -55,4 +55,45 @@ import VTTestSupport
             #expect(report.stdoutText.contains(coded), "\(tag): \(report.stdoutText)")
         }
     }
+    /// Found by FuzzPreset (make fuzz): a table header with no key after its `[` — four bytes,
+    /// `[` newline ` w`, were enough — made the toml++ parser inside TOMLKit fail an assertion
+    /// and abort vtrecord (exit 134). A NUL byte cut the file short without a word. Both are
+    /// now refused before TOMLKit sees the text, with the line and column, in presets and in
+    /// batch files alike.
+    static let crashingPresets: [(bytes: [UInt8], line: Int, says: String)] = [
+        ([0x5B, 0x0A, 0x20, 0x77], 1, "a table header needs a key after '[', not the end of the line (column 2)"),
+        (Array("fps = 30\n[=]\n".utf8), 2, "a table header needs a key after '[', not '=' (column 2)"),
+        (Array("[[.]]\n".utf8), 1, "a table header needs a key after '[', not '.' (column 3)"),
+        ([0x0A, 0x0A, 0x0A, 0x0A, 0x0A, 0x0A, 0x5B, 0x0A, 0x20, 0x77, 0x00, 0xC3, 0xBF, 0x76, 0x00, 0x0A], 7,
+         "a table header needs a key after '[', not the end of the line (column 2)"),
+        (Array("size = \"640x480\"\u{0}\n".utf8), 1, "a NUL byte, which TOML does not allow (column 17)"),
+    ]
+
+    @Test(arguments: crashingPresets.indices)
+    func aTableHeaderWithoutAKeyIsBadTOMLNotACrash(_ index: Int) throws {
+        let (bytes, line, says) = Self.crashingPresets[index]
+        let directory = try TemporaryDirectory()
+        let preset = directory.path("bad.toml")
+        try Data(bytes).write(to: URL(fileURLWithPath: preset))
+        let shown = try Tools.run(Tools.vtrecord, ["presets", "show", preset],
+                                  environment: FuzzCLITests.environment(directory))
+        #expect(shown.status == 2, "\(shown.stderr)")
+        #expect(shown.stderr == "vtrecord: error: \(preset):\(line): not valid TOML: \(says)\n")
+        let batch = directory.path("jobs.toml")
+        try Data(bytes).write(to: URL(fileURLWithPath: batch))
+        let batched = try Tools.run(Tools.vtrecord, ["batch", batch], environment: FuzzCLITests.environment(directory))
+        #expect(batched.status == 2, "\(batched.stderr)")
+        #expect(batched.stderr.contains("\(batch):\(line): not valid TOML: \(says)"), "\(batched.stderr)")
+    }
+
+    /// What looks like a bad header inside a string or a comment is text, not a header.
+    @Test func bracketsInStringsAndCommentsAreNotHeaders() throws {
+        let directory = try TemporaryDirectory()
+        let preset = directory.path("fine.toml")
+        let text = "description = \"\"\"\n[=]\n\"\"\"\n# [=\ncontrol = [\n  'a=[', # [.\n  \"b=\\\"[\",\n]\n"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: preset))
+        let shown = try Tools.run(Tools.vtrecord, ["presets", "show", preset], environment: FuzzCLITests.environment(directory))
+        #expect(shown.status == 0, "\(shown.stderr)")
+        #expect(shown.stdoutText.contains("control = [\"a=[\", \"b=\\\"[\"]"), "\(shown.stdoutText)")
+    }
 }
