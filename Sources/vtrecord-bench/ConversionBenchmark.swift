@@ -25,6 +25,8 @@ struct ConversionBenchmark: ParsableCommand {
     var yuv422p: String
     @Option(help: "libjpeg quality of that JPEG; webcams send roughly 80–90.") var jpegQuality: Int = 85
     @Option(help: "Timed repetitions of each operation; the median is reported.") var iterations: Int = 200
+    @Option(help: "Also write the JPEG here, so another decoder can be timed on the same bytes.")
+    var jpegOut: String?
 
     struct Result: Encodable {
         let width: Int
@@ -38,6 +40,9 @@ struct ConversionBenchmark: ParsableCommand {
         let jpegQuality: Int
         let jpegSubsampling: String
         let mjpegDecodeMs: Double
+        /// libturbojpeg's own decode of the same JPEG to its 4:2:2 planes, without the
+        /// 4:2:2 → 4:2:0 chroma scaling FrameConverter adds: the floor for that picture.
+        let turbojpegDecodeOnlyMs: Double
     }
 
     func validate() throws {
@@ -51,6 +56,7 @@ struct ConversionBenchmark: ParsableCommand {
         let packed = try load(yuyv, expected: width * height * 2)
         let planar = try load(yuv422p, expected: width * height * 2)
         let jpeg = try compress422(planar)
+        if let jpegOut { try Data(jpeg).write(to: URL(fileURLWithPath: jpegOut)) }
         let converter = FrameConverter(width: width, height: height)
         let picture = PixelBuffer(format: .i420, width: width, height: height)
         let copyTarget = UnsafeMutableRawPointer.allocate(byteCount: packed.count, alignment: 64)
@@ -68,16 +74,37 @@ struct ConversionBenchmark: ParsableCommand {
         let jpegMs = try jpeg.withUnsafeBytes { source in
             try median { try converter.decodeJPEG(source.baseAddress!, bytes: source.count, into: picture) }
         }
+        let decodeOnlyMs = try jpeg.withUnsafeBytes { source in
+            try decodeOnly(source, into: planar.count)
+        }
 
         let result = Result(width: width, height: height, iterations: iterations,
                             memcpyBytes: packed.count, memcpyMs: copyMs,
                             yuyvToI420Ms: yuyvMs, yuyvToI420VsMemcpy: yuyvMs / copyMs,
                             jpegBytes: jpeg.count, jpegQuality: jpegQuality, jpegSubsampling: "4:2:2",
-                            mjpegDecodeMs: jpegMs)
+                            mjpegDecodeMs: jpegMs, turbojpegDecodeOnlyMs: decodeOnlyMs)
         let encoder = JSONEncoder()
         encoder.keyEncodingStrategy = .convertToSnakeCase
         encoder.outputFormatting = [.sortedKeys]
         print(String(decoding: try encoder.encode(result), as: UTF8.self))
+    }
+
+    /// Median milliseconds of tjDecompressToYUVPlanes alone, into planes at the JPEG's own
+    /// subsampling.
+    private func decodeOnly(_ jpeg: UnsafeRawBufferPointer, into bytes: Int) throws -> Double {
+        guard let decompressor = tjInitDecompress() else { throw Failure("tjInitDecompress failed") }
+        defer { tjDestroy(decompressor) }
+        let target = UnsafeMutablePointer<UInt8>.allocate(capacity: bytes)
+        defer { target.deallocate() }
+        let source = jpeg.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        var planes: [UnsafeMutablePointer<UInt8>?] = [target, target + width * height, target + width * height * 3 / 2]
+        var strides: [Int32] = [Int32(width), Int32(width / 2), Int32(width / 2)]
+        return try median {
+            guard tjDecompressToYUVPlanes(decompressor, source, UInt(jpeg.count), &planes, Int32(width), &strides,
+                                          Int32(height), 0) == 0 else {
+                throw Failure("tjDecompressToYUVPlanes: \(String(cString: tjGetErrorStr2(decompressor)))")
+            }
+        }
     }
 
     /// Milliseconds per call, the median of `iterations` calls after a few untimed ones, so
