@@ -10,7 +10,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
     do throws(PresetError) {
         let preset = try Preset(name: "fuzz", origin: .file("fuzz.toml"), text: text)
-        let arguments = PresetResolution.cameraSettingsDropped(preset.entries, typed: []).flatMap { $0.arguments() }
+        let arguments = PresetResolution.fitted(preset.entries, typed: []).flatMap { $0.arguments() }
         _ = try? VTRecord.parseAsRoot(arguments)
     } catch {
         precondition(error.exitStatus == .usage, "\(error) exits \(error.exitStatus), not 2")
