@@ -46,13 +46,24 @@ extension PresetResolution {
     /// together), located in the preset that set the first option it names — unless the
     /// command line set that option, or no preset did.
     func locating(_ message: String, commandLine: [String]) -> (any ReportableError)? {
-        guard let option = message.firstMatch(of: /--([a-z][a-z0-9-]*)/).map({ String($0.output.1) }) else { return nil }
+        guard let option = Self.firstOption(in: message, catalog: .shared) else { return nil }
         let typed = CommandLineEntries.entries(in: commandLine, catalog: .shared)
         if typed.contains(where: { $0.key == option }) { return nil }
         for preset in presets.reversed() {
             if let entry = preset.entries.first(where: { $0.key == option }) {
                 return PresetLocatedError(location: "\(preset.origin):\(entry.line): \(option)", underlying: UsageError(message))
             }
+        }
+        return nil
+    }
+
+    /// The key of the first option a message names, by its long name (`--segment-time`) or its
+    /// short one (`-o`, as the output template's messages call it).
+    static func firstOption(in message: String, catalog: RecordingOptionCatalog) -> String? {
+        for match in message.matches(of: /(?:^|[^A-Za-z0-9-])-(-[a-z][a-z0-9-]*|[A-Za-z](?![A-Za-z0-9]))/) {
+            let name = match.output.1
+            if name.hasPrefix("-") { return String(name.dropFirst()) }
+            if let option = catalog.options.first(where: { $0.shortName == String(name) }) { return option.name }
         }
         return nil
     }

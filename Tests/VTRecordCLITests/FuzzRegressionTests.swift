@@ -96,4 +96,23 @@ import VTTestSupport
         #expect(shown.status == 0, "\(shown.stderr)")
         #expect(shown.stdoutText.contains("control = [\"a=[\", \"b=\\\"[\"]"), "\(shown.stdoutText)")
     }
+
+    /// Found by FuzzCLITests (seed 314389365): a preset's bad `output` template was refused
+    /// with the command line's two-line usage error instead of the preset's file, line and key,
+    /// because the template's messages call the option `-o` and only long names were looked up.
+    @Test func aBadOutputTemplateInAPresetNamesThePresetLine() throws {
+        let directory = try TemporaryDirectory()
+        let preset = directory.path("seg.toml")
+        try Data("description = \"\"\"a file,\nin segments\"\"\"\ninput = \"clip.y4m\"\noutput = \"out-{n:03}-%qp\"\n".utf8)
+            .write(to: URL(fileURLWithPath: preset))
+        let shown = try Tools.run(Tools.vtrecord, ["presets", "show", preset], environment: FuzzCLITests.environment(directory))
+        #expect(shown.status == 2, "\(shown.stderr)")
+        #expect(shown.stderr == "vtrecord: error: \(preset):4: output: -o out-{n:03}-%qp: %q is not a strftime time field "
+                + "(such as %Y%m%d-%H%M%S): write %% for a percent sign\n")
+        // Given on the command line, the same value is the command line's to answer for.
+        let typed = try Tools.run(Tools.vtrecord, ["presets", "show", preset, "-o", "out-%q"],
+                                  environment: FuzzCLITests.environment(directory))
+        #expect(typed.status == 2)
+        #expect(!typed.stderr.contains(preset), "\(typed.stderr)")
+    }
 }
