@@ -109,13 +109,18 @@ extension CameraRecordingTests {
             print("signal trials: \(trials.count) trials, \(passed) passed (seed \(random.seed))")
         }
 
+        /// How long the camera stays paused in the trial's phase: 1 s, or VTRECORD_SIGNAL_PAUSE_MS
+        /// (make test-sanitize gives sanitized processes, which take longer to exit, more).
+        static let pauseMilliseconds = ProcessInfo.processInfo.environment["VTRECORD_SIGNAL_PAUSE_MS"]
+            .flatMap { Int($0) }.map { max($0, 1000) } ?? 1000
+
         /// Runs one trial; what went wrong, or nothing.
         static func run(_ trial: Trial) throws -> [String] {
             var findings: [String] = []
             func check(_ condition: Bool, _ finding: @autoclosure () -> String) {
                 if !condition { findings.append(finding()) }
             }
-            var knobs: [FakeCamera.Knob] = [.pause(at: trial.pauseAt, milliseconds: 1000),
+            var knobs: [FakeCamera.Knob] = [.pause(at: trial.pauseAt, milliseconds: pauseMilliseconds),
                                             .formats("NV12:640x480@30;YUYV:640x480@30;MJPG:640x480@30")]
             // The drain trials need frames the encoder still holds, a lookahead, and pictures that
             // cost it time, so the drain lasts long enough (about a second) for a second signal to
