@@ -103,6 +103,10 @@
 //                                  differs in every frame, as a real camera's does in dim
 //                                  light: pictures an encoder cannot code cheaply. The frame
 //                                  code stays clean.
+//   FAKE_V4L2_PICTURE_RING=N       A camera whose pictures cost the process nothing, as a real
+//                                  one makes them in hardware: the first N frames are painted
+//                                  (and packed or compressed) with frame codes 0…N-1 and kept,
+//                                  each later frame is a copy of the one N before it (0: off).
 //   FAKE_V4L2_REPORT=path          At exit, a process that tried to open the camera writes
 //                                  key=value lines describing what it left behind:
 //                                  open_handles, mapped_buffers, streaming, buffers_queued

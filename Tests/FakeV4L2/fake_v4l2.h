@@ -75,6 +75,7 @@ struct fv_config {
     int jpeg_subsampling;           // TJSAMP_422 or TJSAMP_420
     int jpeg_quality;
     uint32_t noise;                 // 0: clean pictures
+    uint32_t picture_ring;          // 0: every frame painted; N: N pictures made once, in turn
     bool trace;
     char report[PATH_MAX];
     char lock_file[PATH_MAX];

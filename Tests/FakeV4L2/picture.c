@@ -271,8 +271,64 @@ static size_t compress_jpeg(uint8_t *out, size_t capacity) {
     return size;
 }
 
+// FAKE_V4L2_PICTURE_RING=N: a camera whose pictures cost the process nothing, as a real one
+// makes them in its own hardware. The first N frames are painted (and packed or compressed) as
+// usual, with frame codes 0…N-1, and kept; every later frame is a copy of the one N before it,
+// so the frame code counts 0…N-1 over and over.
+static struct {
+    uint32_t fourcc, width, height, count;
+    uint8_t **pictures;
+    size_t *sizes;
+} ring;
+
+static void release_ring(void) {
+    for (uint32_t i = 0; i < ring.count; i++) free(ring.pictures[i]);
+    free(ring.pictures);
+    free(ring.sizes);
+    memset(&ring, 0, sizeof ring);
+}
+
+static size_t paint(uint32_t fourcc, uint32_t width, uint32_t height, uint32_t sequence,
+                    uint8_t *destination, size_t capacity);
+
 size_t fv_paint(uint32_t fourcc, uint32_t width, uint32_t height, uint32_t sequence,
                 uint8_t *destination, size_t capacity) {
+    uint32_t count = fv.config.picture_ring;
+    if (count == 0) return paint(fourcc, width, height, sequence, destination, capacity);
+    if (ring.pictures == NULL || ring.fourcc != fourcc || ring.width != width || ring.height != height) {
+        release_ring();
+        ring.pictures = calloc(count, sizeof ring.pictures[0]);
+        ring.sizes = calloc(count, sizeof ring.sizes[0]);
+        if (ring.pictures == NULL || ring.sizes == NULL) {
+            fv_trace("out of memory for a ring of %u pictures", count);
+            release_ring();
+            return 0;
+        }
+        ring.fourcc = fourcc;
+        ring.width = width;
+        ring.height = height;
+        ring.count = count;
+    }
+    uint32_t slot = sequence % count;
+    if (ring.pictures[slot] == NULL) {
+        size_t used = paint(fourcc, width, height, slot, destination, capacity);
+        if (used == 0) return 0;
+        ring.pictures[slot] = malloc(used);
+        if (ring.pictures[slot] == NULL) {
+            fv_trace("out of memory for picture %u of the ring", slot);
+            return 0;
+        }
+        memcpy(ring.pictures[slot], destination, used);
+        ring.sizes[slot] = used;
+        return used;
+    }
+    if (ring.sizes[slot] > capacity) return 0;
+    memcpy(destination, ring.pictures[slot], ring.sizes[slot]);
+    return ring.sizes[slot];
+}
+
+static size_t paint(uint32_t fourcc, uint32_t width, uint32_t height, uint32_t sequence,
+                    uint8_t *destination, size_t capacity) {
     if (!prepare_canvas(width, height)) return 0;
     paint_i420(sequence);
     if (fourcc != V4L2_PIX_FMT_MJPEG && capacity < fv_sizeimage(fourcc, width, height)) return 0;

@@ -48,6 +48,23 @@ struct FakeV4L2FaultKnobTests {
         #expect(parm.standardOutputText.contains("Frames per second: 30.000 (30/1)"), "the driver still claims 30")
     }
 
+    /// A ring of 4 noisy pictures, through ffmpeg: frame codes 0…3 over and over, and a picture
+    /// that comes round again is the same picture, noise and all (MJPEG: the same JPEG decoded).
+    @Test(arguments: [("yuyv422", "YUYV"), ("mjpeg", "MJPG")])
+    func aPictureRingRepeatsItsPicturesInTurn(inputFormat: String, fourcc: String) throws {
+        let camera = try FakeCamera(knobs: [.formats("\(fourcc):640x480@30"), .noise(amplitude: 8), .pictureRing(4)])
+        let output = camera.file("recording.gray")
+        let result = try camera.ffmpegGray(inputFormat: inputFormat, size: "640x480", frames: 10, output: output)
+        try #require(result.status == 0, "\(result.transcript)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: output))
+        #expect(try frameNumbers(in: data, layout: .gray, width: 640, height: 480) == [0, 1, 2, 3, 0, 1, 2, 3, 0, 1])
+        let picture = 640 * 480
+        let frames = (0..<10).map { data.subdata(in: $0 * picture..<($0 + 1) * picture) }
+        #expect(frames[4] == frames[0] && frames[9] == frames[5] && frames[6] == frames[2])
+        #expect(frames[1] != frames[0], "the pictures of the ring differ")
+        #expect(try camera.report().releasedEverything)
+    }
+
     @Test func aBrokenStreamFailsDQBUFWithEIO() throws {
         let camera = try FakeCamera(knobs: [.eioAfter(frames: 5)])
         let output = camera.file("recording.gray")

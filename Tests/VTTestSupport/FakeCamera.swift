@@ -55,6 +55,9 @@ public final class FakeCamera: Sendable {
         case jpegQuality(Int)
         /// Luma noise of up to ±amplitude, new in every frame: pictures that are costly to encode.
         case noise(amplitude: Int)
+        /// Only this many pictures are made, once each, then delivered in turn (frame codes
+        /// 0…N-1 over and over): a camera whose pictures cost the process nothing.
+        case pictureRing(Int)
         /// Every call on the device, and each control value set, is logged to standard error.
         case trace
 
@@ -81,6 +84,7 @@ public final class FakeCamera: Sendable {
             case .jpegQuality(let quality): [("FAKE_V4L2_JPEG_QUALITY", "\(quality)")]
             case .noise(let amplitude): [("FAKE_V4L2_NOISE", "\(amplitude)")]
             case .trace: [("FAKE_V4L2_TRACE", "1")]
+            case .pictureRing(let count): [("FAKE_V4L2_PICTURE_RING", "\(count)")]
             case .timestampBackEvery(let n, let milliseconds):
                 [("FAKE_V4L2_TIMESTAMP_BACK_EVERY", "\(n)"), ("FAKE_V4L2_TIMESTAMP_BACK_MS", "\(milliseconds)")]
             case .timestampJumpEvery(let n, let milliseconds):
