@@ -32,6 +32,7 @@ class Knobs:
     work: Path
     out: Path
     keep: bool
+    update: bool
 
     @staticmethod
     def from_environment():
@@ -61,6 +62,7 @@ class Knobs:
             work=ROOT / "bench/tmp",
             out=ROOT / (env.get("OUT") or default_out),
             keep=env.get("KEEP", "") not in ("", "0"),
+            update=env.get("UPDATE", "") not in ("", "0"),
         )
 
 

@@ -10,7 +10,9 @@ Families (FAMILIES=encode,overhead,conversion,live picks some):
 
 Knobs (environment; make passes its variables): QUICK=1 (1 run, 30 frames, 5 s live, results to
 bench/quick-results.*), RUNS (5), FRAMES (300), DURATION (live seconds, 60), NOISE (camera-like
-noise strength, 8), OUT (path without extension), KEEP=1 (keep bench/tmp), BIN, BENCH_BIN.
+noise strength, 8), OUT (path without extension), KEEP=1 (keep bench/tmp), BIN, BENCH_BIN,
+UPDATE=1 (the families run replace theirs in the existing results, the rest are kept; the
+results then list each such update with its date, commit and load).
 """
 
 import datetime
@@ -73,6 +75,26 @@ def check_tools(knobs):
         raise SystemExit(f"missing: {', '.join(missing)} (make bench-deps installs them)")
 
 
+# The keys of results.json each family writes.
+FAMILY_KEYS = {"encode": ("encode", "content_cost", "settings_not_identical"), "overhead": ("overhead",),
+               "conversion": ("conversion",), "live": ("live",)}
+
+
+def updated(earlier, fresh, families):
+    """The earlier results with the families just run replaced, and the update recorded."""
+    for family in families:
+        for key in FAMILY_KEYS[family]:
+            if key in fresh:
+                earlier[key] = fresh[key]
+    earlier.setdefault("updates", []).append({
+        "families": list(families), "generated": fresh["generated"], "knobs": fresh["knobs"],
+        "vtrecord": fresh["machine"]["versions"]["vtrecord"],
+        "load_average_at_start": fresh["machine"]["load_average_at_start"],
+        "load_average_at_end": fresh["machine"]["load_average_at_end"],
+    })
+    return earlier
+
+
 def main():
     knobs = Knobs.from_environment()
     check_tools(knobs)
@@ -111,9 +133,11 @@ def main():
             shutil.rmtree(knobs.work, ignore_errors=True)
 
     results["machine"]["load_average_at_end"] = os.getloadavg()
-    results["targets"] = report.targets(results)
     knobs.out.parent.mkdir(parents=True, exist_ok=True)
     json_path = knobs.out.with_suffix(".json")
+    if knobs.update and json_path.exists():
+        results = updated(json.loads(json_path.read_text()), results, knobs.families)
+    results["targets"] = report.targets(results)
     json_path.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     png_path = knobs.out.with_suffix(".png")
     report.print_tables(results)
