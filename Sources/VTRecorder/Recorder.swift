@@ -150,17 +150,16 @@ public final class Recorder: @unchecked Sendable {
                 try timestamps?.close()
                 try writeLock.withLock { _ throws(OutputError) in try writer.close() }
             }
-            session.invalidate()
         } catch {
             failure = error
             reason = .error
             stopCapture()
         }
         finishCapture()
-        // A failed run hands the encoder back as a clean one does: x264 joins its threads, a
+        // Every run, clean or failed, hands the encoder back here: x264 joins its threads, a
         // VA-API device gets its context and surfaces back. The process may exit before the
         // session is freed, so this cannot be left to deinit.
-        if failure != nil { session?.invalidate() }
+        session?.invalidate()
         if failure == nil, let captureError = captureFailure.withLock({ $0 }) {
             failure = captureError
             reason = .error
