@@ -208,12 +208,16 @@ public final class Recorder: @unchecked Sendable {
             while !stopRequested.load(ordering: .acquiring) {
                 guard let frame = try source.nextFrame() else { break }
                 framesCaptured.add(1, ordering: .relaxed)
-                let accepted = realTime ? queue.offer(frame) : queue.put(frame)
-                if !accepted {
-                    frame.buffer.release()
-                    if stopRequested.load(ordering: .acquiring) { break }
-                    droppedAtQueue.add(1, ordering: .relaxed)
+                if realTime ? queue.offer(frame) : queue.put(frame) { continue }
+                if stopRequested.load(ordering: .acquiring) {
+                    // The last frame the camera gave before the stop is kept, however far
+                    // behind the encoder is: the encoder drains the queue anyway. Only a
+                    // limit closes the queue, and then the frame is not wanted.
+                    if !queue.put(frame) { frame.buffer.release() }
+                    break
                 }
+                frame.buffer.release()
+                droppedAtQueue.add(1, ordering: .relaxed)
             }
         } catch {
             captureFailure.withLock { $0 = error }
