@@ -76,7 +76,7 @@ import VTOutput
         let recorder = Recorder(source: camera, realTime: true, limits: RecordingLimits(), queueCapacity: 1,
                                 makeSession: { _ in session },
                                 makeWriter: { try SegmentWriter(template: OutputTemplate("/dev/null"), device: "scripted", overwrite: true) })
-        camera.onStop = { recorder.requestStop() }
+        camera.onStop = { [weak recorder] in recorder?.requestStop() }
         let result = recorder.run()
         #expect(result.stopReason == .signal)
         #expect(result.statistics.framesCaptured == 4)
