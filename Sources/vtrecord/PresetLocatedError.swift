@@ -63,7 +63,7 @@ extension PresetResolution {
         for match in message.matches(of: /(?:^|[^A-Za-z0-9-])-(-[a-z][a-z0-9-]*|[A-Za-z](?![A-Za-z0-9]))/) {
             let name = match.output.1
             if name.hasPrefix("-") { return String(name.dropFirst()) }
-            if let option = catalog.options.first(where: { $0.shortName == String(name) }) { return option.name }
+            if let option = catalog.option(shortName: String(name)) { return option.name }
         }
         return nil
     }

@@ -126,7 +126,7 @@ enum CommandLineEntries {
                 }
             } else if argument.hasPrefix("-"), argument.count == 2 {
                 let short = String(argument.dropFirst())
-                guard let option = catalog.options.first(where: { $0.shortName == short }) else { continue }
+                guard let option = catalog.option(shortName: short) else { continue }
                 name = option.name
             } else {
                 continue

@@ -36,6 +36,8 @@ struct RecordingOptionCatalog: Sendable {
     static let excluded: Set<String> = ["help", "version", "preset"]
 
     func option(_ key: String) -> Option? { options.first { $0.name == key } }
+    /// The option a one-letter name (`o` for `-o`) stands for.
+    func option(shortName: String) -> Option? { options.first { $0.shortName == shortName } }
 
     var keys: [String] { options.map(\.name) }
 
