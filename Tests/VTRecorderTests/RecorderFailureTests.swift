@@ -9,28 +9,12 @@ import VTOutput
 /// threads, a VA-API device gets its context and surfaces back. Found by ThreadSanitizer, which
 /// saw x264's threads never joined when the output failed (`-o /dev/full`).
 @Suite struct RecorderFailureTests {
-    /// An encoder that takes every picture and counts how often it is invalidated.
-    final class CountingSession: CompressionSession {
-        let encoderName = "counting"
-        let formatDescription = FormatDescription(width: 64, height: 64, sequenceParameterSets: [], pictureParameterSets: [])
-        let resolvedSettings = EncoderSettings()
-        let failEncode: Bool
-        private(set) var invalidations = 0
-
-        init(failEncode: Bool) { self.failEncode = failEncode }
-
-        func prepare() throws(EncoderError) {}
-        func encode(_ buffer: PixelBuffer, pts: MediaTime, forceKeyFrame: Bool) throws {
-            if failEncode { throw EncoderError.encodeFailed(encoder: encoderName, frame: 0) }
-        }
-        func completeFrames() throws {}
-        func invalidate() { invalidations += 1 }
-    }
-
     @Test(arguments: ["writer", "encoder"])
     func aFailedRecordingStillInvalidatesTheSession(failing: String) throws {
         let source = try TestPatternSource(width: 64, height: 64, frameRate: FrameRate(numerator: 30, denominator: 1)!)
-        let session = CountingSession(failEncode: failing == "encoder")
+        let session = StubSession { index in
+            if failing == "encoder" { throw EncoderError.encodeFailed(encoder: "stub", frame: index) }
+        }
         let recorder = Recorder(source: source, realTime: false, limits: RecordingLimits(frames: 5),
                                 makeSession: { _ in session },
                                 makeWriter: { () throws -> SegmentWriter in

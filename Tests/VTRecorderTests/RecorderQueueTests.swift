@@ -1,6 +1,4 @@
 import Dispatch
-import Foundation
-import Synchronization
 import Testing
 import VTCapture
 import VTCore
@@ -46,33 +44,16 @@ import VTOutput
         func stop() {}
     }
 
-    /// An encoder that holds on to frame 0 until the camera lets it go, and notes what it got.
-    final class SlowSession: CompressionSession, @unchecked Sendable {
-        let encoderName = "slow"
-        let formatDescription = FormatDescription(width: 64, height: 64, sequenceParameterSets: [], pictureParameterSets: [])
-        let resolvedSettings = EncoderSettings()
-        let camera: ScriptedCamera
-        private(set) var encoded: [Int64] = []
-
-        init(camera: ScriptedCamera) { self.camera = camera }
-
-        func prepare() throws(EncoderError) {}
-        func encode(_ buffer: PixelBuffer, pts: MediaTime, forceKeyFrame: Bool) throws {
-            if encoded.isEmpty {
-                camera.encoderBusy.signal()
-                camera.encoderMayGoOn.wait()
-            }
-            encoded.append(pts.value)
-        }
-        func completeFrames() throws {}
-        func invalidate() {}
-    }
-
     @Test func theFrameInHandAtTheStopIsEncodedEvenWithTheQueueFull() throws {
         // Queue of one: frame 0 is in the encoder, 1 fills the queue, 2 is dropped, and the stop
         // comes with 3 in hand and no room for it.
         let camera = ScriptedCamera(stopAt: 3)
-        let session = SlowSession(camera: camera)
+        // The encoder holds on to frame 0 until the camera lets it go.
+        let session = StubSession { index in
+            guard index == 0 else { return }
+            camera.encoderBusy.signal()
+            camera.encoderMayGoOn.wait()
+        }
         let recorder = Recorder(source: camera, realTime: true, limits: RecordingLimits(), queueCapacity: 1,
                                 makeSession: { _ in session },
                                 makeWriter: { try SegmentWriter(template: OutputTemplate("/dev/null"), device: "scripted", overwrite: true) })
