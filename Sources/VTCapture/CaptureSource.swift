@@ -29,10 +29,14 @@ public struct SourceFormat: Sendable, Equatable {
 
 }
 
-/// One captured picture and when it was taken.
-public struct CapturedFrame: Sendable {
-    /// The picture, leased: the receiver calls `buffer.release()` when done with it.
-    public var buffer: PixelBuffer
+/// One captured picture and when it was taken. The frame owns the picture's lease: it cannot
+/// be copied, only moved, and the lease ends (the buffer goes back to its pool or to the
+/// driver with VIDIOC_QBUF) exactly once, when the frame's last owner lets go of it — after it
+/// is encoded, when it is dropped at the queue, displaced on the frame grid, past a limit, or
+/// on an error path that unwinds past it. Nobody calls `buffer.release()` by hand.
+public struct CapturedFrame: ~Copyable, Sendable {
+    /// The picture, for reading while the frame is held.
+    public let buffer: PixelBuffer
     /// Presentation time relative to the first frame.
     public var pts: MediaTime
     /// Capture counter as the source numbers frames (V4L2 `sequence`, Y4M frame index).
@@ -44,14 +48,23 @@ public struct CapturedFrame: Sendable {
     /// new GOP.
     public var isDiscontinuity: Bool
 
-    public init(buffer: PixelBuffer, pts: MediaTime, sequence: UInt64, captureTime: Int64? = nil,
+    /// Takes over the lease of `buffer`, which must be leased (`beginLease()`).
+    public init(leasing buffer: PixelBuffer, pts: MediaTime, sequence: UInt64, captureTime: Int64? = nil,
                 isDiscontinuity: Bool = false) {
+        precondition(buffer.isLeased, "a captured frame takes over a leased buffer")
         self.buffer = buffer
         self.pts = pts
         self.sequence = sequence
         self.captureTime = captureTime
         self.isDiscontinuity = isDiscontinuity
     }
+
+    deinit {
+        buffer.release()
+    }
+
+    /// Ends the lease now rather than where the frame goes out of scope.
+    public consuming func release() {}
 }
 
 /// Where frames come from: a camera, a Y4M file or stream, the built-in test pattern.

@@ -52,8 +52,9 @@ package final class FrameConverter {
         precondition(result == 0, "YUY2ToI420 refused a negotiated \(width)x\(height) picture")
     }
 
-    /// Planar or semi-planar 4:2:0 copied into a pooled buffer, for when the camera's strides
-    /// cannot be handed to the encoder as they are.
+    /// Planar or semi-planar 4:2:0 copied into a pooled buffer: as I420 when the camera's
+    /// strides cannot be handed to the encoder as they are, or in its own layout (NV12 into an
+    /// NV12 buffer) when the driver's buffer must go back before the encoder is done with it.
     func copy420(_ source: UnsafeRawPointer, fourCC: FourCC, bytesPerLine: Int, bytes: Int,
                  into buffer: PixelBuffer) throws(Failure) {
         let needed = Self.imageSize(fourCC: fourCC, width: width, height: height, bytesPerLine: bytesPerLine)
@@ -61,7 +62,11 @@ package final class FrameConverter {
         let base = source.assumingMemoryBound(to: UInt8.self)
         let p = buffer.planes
         let lumaSize = bytesPerLine * height
-        if fourCC == .nv12 {
+        if fourCC == .nv12 && buffer.format == .nv12 {
+            CopyPlane(base, Int32(bytesPerLine), p[0].baseAddress, Int32(p[0].bytesPerRow), Int32(width), Int32(height))
+            CopyPlane(base + lumaSize, Int32(bytesPerLine), p[1].baseAddress, Int32(p[1].bytesPerRow),
+                      Int32(p[1].rowBytes), Int32(p[1].rows))
+        } else if fourCC == .nv12 {
             NV12ToI420(base, Int32(bytesPerLine), base + lumaSize, Int32(bytesPerLine),
                        p[0].baseAddress, Int32(p[0].bytesPerRow), p[1].baseAddress, Int32(p[1].bytesPerRow),
                        p[2].baseAddress, Int32(p[2].bytesPerRow), Int32(width), Int32(height))

@@ -118,7 +118,7 @@ public final class TestPatternSource: CaptureSource {
     private func deliver(frame n: Int, in buffer: PixelBuffer) -> CapturedFrame {
         painter.paint(frame: n, into: buffer)
         let duration = format.frameRate.frameDuration
-        return CapturedFrame(buffer: buffer,
+        return CapturedFrame(leasing: buffer,
                              pts: MediaTime(value: Int64(n) * duration.value, timescale: duration.timescale),
                              sequence: UInt64(n))
     }

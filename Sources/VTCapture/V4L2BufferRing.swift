@@ -156,6 +156,11 @@ final class V4L2BufferRing: @unchecked Sendable {
         state.streaming = false
     }
 
+    /// Buffers the driver has to fill: those userspace does not hold.
+    var buffersWithDriver: Int {
+        state.withLock { state in state.held.count(where: { !$0 }) }
+    }
+
     /// A filled buffer, or nil when none is ready yet.
     func dequeue() throws(CaptureError) -> Dequeued? {
         try state.withLock { state throws(CaptureError) -> Dequeued? in

@@ -50,7 +50,7 @@ extension V4L2Source {
             guard Self.canPassWithoutCopy(cameraFormat, image, ring) == zeroCopy else {
                 throw .unsupportedDeviceFormat(path: path, detail: "came back with a buffer layout the recording cannot go on with")
             }
-            reader.stream = Self.stream(ring, image, cameraFormat, zeroCopy: zeroCopy, bufferCount: bufferCount)
+            reader.stream = Self.stream(ring, image, cameraFormat, zeroCopy: zeroCopy, depth: depth)
             try ring.start()
             reader.lastSequence = nil
             reader.discontinuity = true

@@ -12,9 +12,14 @@ import Glibc
 ///
 /// NV12 and YU12 frames reach the encoder without a copy: the driver's buffer is wrapped as a
 /// leased `PixelBuffer` whose release gives it back to the driver (VIDIOC_QBUF), never before
-/// the encoder is done with it. YUYV and Motion-JPEG are converted to I420 into a pooled
-/// buffer and the driver's buffer goes back at once. Damaged frames (V4L2_BUF_FLAG_ERROR,
-/// short raw buffers, undecodable JPEGs) are given back unencoded and counted.
+/// the encoder is done with it — as long as that leaves the driver `driverReserve` buffers to
+/// fill; otherwise the frame is copied into a pooled buffer and the driver's goes back at once,
+/// so a camera never runs out of buffers because the pipeline sits on them (FFmpeg's v4l2
+/// input does the same). YUYV and Motion-JPEG are converted to I420 into a pooled buffer and
+/// the driver's buffer goes back at once. The pool holds as many buffers as the pipeline can
+/// hold frames (`PipelineDepth`), so the capture thread never waits for one. Damaged frames
+/// (V4L2_BUF_FLAG_ERROR, short raw buffers, undecodable JPEGs) are given back unencoded and
+/// counted.
 public final class V4L2Source: CaptureSource {
     public let format: SourceFormat
     public let path: String
@@ -24,6 +29,7 @@ public final class V4L2Source: CaptureSource {
     let cameraFormat: CameraPixelFormat
     let zeroCopy: Bool
     let bufferCount: Int
+    let depth: PipelineDepth
     /// `--reconnect`: an unplugged camera is waited for and recording goes on.
     private let reconnects: Bool
     /// `--control` settings, set again after a reconnect (a replugged camera forgets them).
@@ -40,7 +46,9 @@ public final class V4L2Source: CaptureSource {
         var image: V4L2Device.ImageFormat
         /// Bytes a complete raw 4:2:0 picture takes in the driver's layout.
         var rawImageSize: Int
-        var pool: PixelBufferPool?
+        /// Pictures converted or copied out of the driver's buffers, as many as the pipeline
+        /// holds; in the delivered format.
+        var pool: PixelBufferPool
         /// One wrapper per driver buffer, made once (zero-copy formats only).
         var wrappers: [PixelBuffer]
     }
@@ -62,12 +70,13 @@ public final class V4L2Source: CaptureSource {
     }
 
     /// Opens `path`, checks it can capture, negotiates `request` and maps `bufferCount`
-    /// buffers. Streaming starts with the first `nextFrame()`, so a busy camera, a refused
+    /// buffers; `depth` is how many frames the pipeline behind the source holds at most. Streaming starts with the first `nextFrame()`, so a busy camera, a refused
     /// format or a bad control is reported before any output exists.
     ///
     /// `strict`: a format, size or rate other than the asked one is an error instead of a
     /// notice. `controls` are set after the format and rate (S_FMT may reset some), in order.
-    public init(path: String, request: CameraRequest, bufferCount: Int = 8, strict: Bool = false,
+    public init(path: String, request: CameraRequest, bufferCount: Int = 8, depth: PipelineDepth = PipelineDepth(),
+                strict: Bool = false,
                 reconnect: Bool = false, controls: [ControlSetting] = [],
                 logger: Logger = Logger(label: "vtrecord.capture")) throws(CaptureError) {
         let device = try V4L2Device(path: path)
@@ -103,13 +112,14 @@ public final class V4L2Source: CaptureSource {
         self.negotiation = report
         self.logger = logger
         self.bufferCount = bufferCount
+        self.depth = depth
         self.reconnects = reconnect
         self.controls = controls
         zeroCopy = Self.canPassWithoutCopy(cameraFormat, image, ring)
         format = SourceFormat(pixelFormat: zeroCopy ? cameraFormat.deliveredPixelFormat : .i420,
                               width: image.width, height: image.height, frameRate: rate,
                               fullRange: cameraFormat == .mjpeg ? true : nil, isLive: true)
-        let stream = Self.stream(ring, image, cameraFormat, zeroCopy: zeroCopy, bufferCount: bufferCount)
+        let stream = Self.stream(ring, image, cameraFormat, zeroCopy: zeroCopy, depth: depth)
         reader = Mutex(Reader(stream: stream, converter: FrameConverter(width: image.width, height: image.height)))
     }
 
@@ -129,12 +139,11 @@ public final class V4L2Source: CaptureSource {
     }
 
     static func stream(_ ring: V4L2BufferRing, _ image: V4L2Device.ImageFormat, _ format: CameraPixelFormat,
-                       zeroCopy: Bool, bufferCount: Int) -> Stream {
+                       zeroCopy: Bool, depth: PipelineDepth) -> Stream {
+        let pool = PixelBufferPool(format: zeroCopy ? format.deliveredPixelFormat : .i420,
+                                   width: image.width, height: image.height, capacity: depth.framesHeld)
         guard zeroCopy else {
-            return Stream(ring: ring, image: image, rawImageSize: rawImageSize(image),
-                          pool: PixelBufferPool(format: .i420, width: image.width, height: image.height,
-                                                capacity: bufferCount),
-                          wrappers: [])
+            return Stream(ring: ring, image: image, rawImageSize: rawImageSize(image), pool: pool, wrappers: [])
         }
         let wrappers = ring.mappings.enumerated().map { index, mapping in
             PixelBuffer(format: format.deliveredPixelFormat, width: image.width, height: image.height,
@@ -142,8 +151,12 @@ public final class V4L2Source: CaptureSource {
                 ring.requeue(index)
             }
         }
-        return Stream(ring: ring, image: image, rawImageSize: rawImageSize(image), pool: nil, wrappers: wrappers)
+        return Stream(ring: ring, image: image, rawImageSize: rawImageSize(image), pool: pool, wrappers: wrappers)
     }
+
+    /// Buffers a zero-copy camera keeps with its driver at least: one being filled and one
+    /// ready, so a frame that comes due while the capture thread is busy still has a buffer.
+    static let driverReserve = 2
 
     public var statistics: CaptureStatistics { counters.withLock { $0 } }
 
@@ -217,7 +230,7 @@ public final class V4L2Source: CaptureSource {
         let image = stream.image
         let source = UnsafeRawPointer(stream.ring.mappings[index].address)
         let buffer: PixelBuffer
-        if zeroCopy {
+        if zeroCopy && stream.ring.buffersWithDriver >= Self.driverReserve {
             guard filled.bytesUsed >= stream.rawImageSize else {
                 return rejected(index, stream.ring,
                                 "frame \(filled.sequence) is short (\(filled.bytesUsed) of \(stream.rawImageSize) bytes)")
@@ -225,7 +238,16 @@ public final class V4L2Source: CaptureSource {
             buffer = stream.wrappers[index]
             buffer.beginLease()
         } else {
-            buffer = stream.pool!.take()
+            guard let pooled = stream.pool.tryTake() else {
+                // The pool holds as many pictures as the pipeline can: running out means the
+                // pipeline holds more than `depth` says. The frame is dropped rather than
+                // making the camera wait.
+                stream.ring.requeue(index)
+                counters.withLock { $0.droppedBySource += 1 }
+                logger.warning("\(path): frame \(filled.sequence) dropped: all \(depth.framesHeld) capture buffers are in use")
+                return nil
+            }
+            buffer = pooled
             do throws(FrameConverter.Failure) {
                 switch cameraFormat {
                 case .yuyv:
@@ -245,7 +267,7 @@ public final class V4L2Source: CaptureSource {
         }
         let relative = presentationTime(filled.timestamp, &reader)
         defer { reader.discontinuity = false }
-        return CapturedFrame(buffer: buffer,
+        return CapturedFrame(leasing: buffer,
                              pts: MediaTime(value: relative / 1_000, timescale: 1_000_000),
                              sequence: UInt64(filled.sequence),
                              captureTime: filled.timestamp, isDiscontinuity: reader.discontinuity)

@@ -147,7 +147,7 @@ public final class Y4MSource: CaptureSource {
             mappedSlots.wait()
             if let mapping = try mapNext(&reader) {
                 reader.frameIndex += 1
-                return CapturedFrame(buffer: mappedBuffer(mapping), pts: pts, sequence: UInt64(index))
+                return CapturedFrame(leasing: mappedBuffer(mapping), pts: pts, sequence: UInt64(index))
             }
             mappedSlots.signal()
         }
@@ -175,7 +175,7 @@ public final class Y4MSource: CaptureSource {
             fillNeutralChroma(buffer)
         }
         reader.frameIndex += 1
-        return CapturedFrame(buffer: buffer, pts: pts, sequence: UInt64(index))
+        return CapturedFrame(leasing: buffer, pts: pts, sequence: UInt64(index))
     }
 
     /// The next picture mapped, or nil when the file holds less than a picture (then the read

@@ -1,3 +1,19 @@
+/// An opaque per-frame value handed to `CompressionSession.encode` and given back, unchanged,
+/// on the `EncodedFrame` made of that picture (VideoToolbox's `sourceFrameRefcon`).
+///
+/// Whatever is known about a frame before it is encoded (when it was captured, whether it
+/// starts a segment) is found again by its token, never by its presentation time, which an
+/// encoder may round (x264 snaps times to its timebase).
+public struct FrameToken: Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: UInt64
+
+    public init(_ rawValue: UInt64) {
+        self.rawValue = rawValue
+    }
+
+    public var description: String { "#\(rawValue)" }
+}
+
 /// One compressed access unit as a `CompressionSession` hands it out (CoreMedia's
 /// `CMSampleBuffer` from the VideoToolbox output callback), in decode order.
 public struct EncodedFrame: Sendable {
@@ -9,11 +25,14 @@ public struct EncodedFrame: Sendable {
     /// True for an IDR picture: a point where decoding can start
     /// (VideoToolbox: no `kCMSampleAttachmentKey_NotSync`).
     public var isKeyFrame: Bool
+    /// The token the picture was given to `encode` with.
+    public var token: FrameToken
 
-    public init(data: [UInt8], pts: MediaTime, dts: MediaTime, isKeyFrame: Bool) {
+    public init(data: [UInt8], pts: MediaTime, dts: MediaTime, isKeyFrame: Bool, token: FrameToken) {
         self.data = data
         self.pts = pts
         self.dts = dts
         self.isKeyFrame = isKeyFrame
+        self.token = token
     }
 }

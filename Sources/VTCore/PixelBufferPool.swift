@@ -1,18 +1,27 @@
 import Dispatch
 import Synchronization
 
-/// A fixed set of equally sized buffers, handed out and taken back, so that steady-state
+/// At most `capacity` equally sized buffers, handed out and taken back, so that steady-state
 /// capture allocates nothing per frame (CoreVideo's `CVPixelBufferPool`).
 ///
+/// Buffers are made when first needed, so a pool sized for the worst case (every frame the
+/// pipeline can hold at once) costs only the memory the recording really uses.
+///
 /// `@unchecked Sendable`: the free list is guarded by a mutex and the counting semaphore only
-/// ever lets as many takers through as there are free buffers.
+/// ever lets as many takers through as the pool may hand out.
 public final class PixelBufferPool: @unchecked Sendable {
     public let format: PixelFormat
     public let width: Int
     public let height: Int
     public let capacity: Int
 
-    private let free = Mutex<[PixelBuffer]>([])
+    private struct Buffers {
+        var free: [PixelBuffer] = []
+        var made = 0
+    }
+
+    private let buffers = Mutex(Buffers())
+    /// Counts the buffers that may still be handed out: free ones and ones not made yet.
     private let available = DispatchSemaphore(value: 0)
 
     public init(format: PixelFormat, width: Int, height: Int, capacity: Int) {
@@ -21,18 +30,12 @@ public final class PixelBufferPool: @unchecked Sendable {
         self.width = width
         self.height = height
         self.capacity = capacity
-        var buffers: [PixelBuffer] = []
-        for _ in 0..<capacity {
-            buffers.append(PixelBuffer(format: format, width: width, height: height) { [weak self] buffer in
-                self?.giveBack(buffer)
-            })
-        }
-        free.withLock { $0 = buffers }
         // Start at zero and signal once per buffer: a semaphore freed below its initial value traps.
         for _ in 0..<capacity { available.signal() }
     }
 
-    /// A free buffer, waiting for one to come back if all are out.
+    /// A free buffer, waiting for one to come back if all are out. Only for a consumer that
+    /// may wait (a file): a live source uses `tryTake()`.
     public func take() -> PixelBuffer {
         available.wait()
         return pop()
@@ -44,16 +47,27 @@ public final class PixelBufferPool: @unchecked Sendable {
         return pop()
     }
 
-    public var freeCount: Int { free.withLock { $0.count } }
+    /// Buffers made and not handed out.
+    public var freeCount: Int { buffers.withLock { $0.free.count } }
+
+    /// Buffers made so far: the most that were out at once.
+    public var madeCount: Int { buffers.withLock { $0.made } }
 
     private func pop() -> PixelBuffer {
-        let buffer = free.withLock { $0.removeLast() }
+        let reused = buffers.withLock { buffers -> PixelBuffer? in
+            if let buffer = buffers.free.popLast() { return buffer }
+            buffers.made += 1
+            return nil
+        }
+        let buffer = reused ?? PixelBuffer(format: format, width: width, height: height) { [weak self] buffer in
+            self?.giveBack(buffer)
+        }
         buffer.beginLease()
         return buffer
     }
 
     private func giveBack(_ buffer: PixelBuffer) {
-        free.withLock { $0.append(buffer) }
+        buffers.withLock { $0.free.append(buffer) }
         available.signal()
     }
 }

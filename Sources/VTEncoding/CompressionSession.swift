@@ -25,7 +25,8 @@ public protocol CompressionSession: AnyObject {
 
     /// Encodes one picture; finished frames go to the output handler, possibly later ones
     /// (`VTCompressionSessionEncodeFrame`). The session is done with `buffer` when this returns.
-    func encode(_ buffer: PixelBuffer, pts: MediaTime, forceKeyFrame: Bool) throws
+    /// `token` comes back on the `EncodedFrame` made of this picture (`sourceFrameRefcon`).
+    func encode(_ buffer: PixelBuffer, pts: MediaTime, forceKeyFrame: Bool, token: FrameToken) throws
 
     /// Emits every delayed frame (`VTCompressionSessionCompleteFrames`): nothing is lost on a
     /// clean stop.

@@ -134,8 +134,8 @@ final class FallbackSession: CompressionSession {
         }
     }
 
-    func encode(_ buffer: PixelBuffer, pts: MediaTime, forceKeyFrame: Bool) throws {
-        try active.encode(buffer, pts: pts, forceKeyFrame: forceKeyFrame)
+    func encode(_ buffer: PixelBuffer, pts: MediaTime, forceKeyFrame: Bool, token: FrameToken) throws {
+        try active.encode(buffer, pts: pts, forceKeyFrame: forceKeyFrame, token: token)
     }
 
     func completeFrames() throws { try active.completeFrames() }

@@ -110,7 +110,7 @@ public final class X264Session: CompressionSession {
         picture.img.i_plane = Int32(pixelFormat.planeCount)
     }
 
-    public func encode(_ buffer: PixelBuffer, pts: MediaTime, forceKeyFrame: Bool) throws {
+    public func encode(_ buffer: PixelBuffer, pts: MediaTime, forceKeyFrame: Bool, token: FrameToken) throws {
         guard let encoder else { preconditionFailure("encode before prepare") }
         guard buffer.format == pixelFormat, buffer.width == width, buffer.height == height else {
             throw EncoderError.unsupportedPixelFormat(encoder: "x264", format: buffer.format)
@@ -126,6 +126,8 @@ public final class X264Session: CompressionSession {
         }
         picture.i_pts = frameTicks(pts)
         picture.i_type = forceKeyFrame ? X264_TYPE_IDR : X264_TYPE_AUTO
+        // x264 copies `opaque` from a picture to the frame coded from it.
+        picture.opaque = Self.opaque(token)
         framesIn += 1
         // x264 copies the picture inside x264_encoder_encode, so the caller may release the
         // buffer as soon as this returns.
@@ -160,8 +162,18 @@ public final class X264Session: CompressionSession {
         data.append(contentsOf: UnsafeBufferPointer(start: nals[0].p_payload, count: Int(size)))
         pendingSEI = []
         let frame = EncodedFrame(data: data, pts: mediaTime(out.i_pts), dts: mediaTime(out.i_dts),
-                                 isKeyFrame: out.b_keyframe != 0 && out.i_type == X264_TYPE_IDR)
+                                 isKeyFrame: out.b_keyframe != 0 && out.i_type == X264_TYPE_IDR,
+                                 token: Self.token(out.opaque))
         try output(frame)
+    }
+
+    /// A token as x264's `opaque` pointer: one more than the token, so token 0 is not NULL.
+    private static func opaque(_ token: FrameToken) -> UnsafeMutableRawPointer? {
+        UnsafeMutableRawPointer(bitPattern: UInt(token.rawValue) &+ 1)
+    }
+
+    private static func token(_ opaque: UnsafeMutableRawPointer?) -> FrameToken {
+        FrameToken(UInt64(UInt(bitPattern: opaque)) &- 1)
     }
 
     /// x264's timebase is one frame (1/fps, as with b_vfr_input = 0).

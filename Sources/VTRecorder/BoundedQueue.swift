@@ -1,41 +1,55 @@
 import Foundation
 
 /// A first-in first-out queue of at most `capacity` items between two threads, so memory never
-/// grows with a backlog. A live producer uses `offer` (never waits: a full queue refuses the
-/// item and the producer drops it); a file producer uses `put`, which waits for room.
+/// grows with a backlog. Items are moved in and out, never copied (a captured frame owns a
+/// buffer lease). A live producer uses `offer` (never waits: a full queue hands the item back
+/// and the producer drops it); a file producer uses `put`, which waits for room.
 ///
-/// `@unchecked Sendable`: every access to the items goes through the condition's lock.
-final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
+/// `@unchecked Sendable`: the queue owns its slots, every access to them goes through the
+/// condition's lock, and an item moved out belongs to the thread that took it.
+final class BoundedQueue<Element: ~Copyable & Sendable>: @unchecked Sendable {
     let capacity: Int
-    private var items: [Element?]
+    private let slots: UnsafeMutablePointer<Element>
     private var head = 0
     private var count = 0
     private var closed = false
+    /// Producers waiting in `put` for room.
+    private var producersWaiting = 0
     private let condition = NSCondition()
 
     init(capacity: Int) {
         precondition(capacity > 0)
         self.capacity = capacity
-        items = Array(repeating: nil, count: capacity)
+        slots = .allocate(capacity: capacity)
     }
 
-    /// Adds `item` if there is room; false if the queue is full or closed.
-    func offer(_ item: Element) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        guard !closed, count < capacity else { return false }
-        append(item)
-        return true
+    deinit {
+        for i in 0..<count { (slots + (head + i) % capacity).deinitialize(count: 1) }
+        slots.deallocate()
     }
 
-    /// Adds `item`, waiting for room; false if the queue is closed before there is room.
-    func put(_ item: Element) -> Bool {
+    /// Adds `item` if there is room; hands it back if the queue is full or closed.
+    func offer(_ item: consuming Element) -> Element? {
         condition.lock()
         defer { condition.unlock() }
-        while !closed && count == capacity { condition.wait() }
-        guard !closed else { return false }
+        guard !closed, count < capacity else { return item }
         append(item)
-        return true
+        return nil
+    }
+
+    /// Adds `item`, waiting for room; hands it back if the queue is closed before there is room.
+    func put(_ item: consuming Element) -> Element? {
+        condition.lock()
+        defer { condition.unlock() }
+        while !closed && count == capacity {
+            producersWaiting += 1
+            condition.broadcast()
+            condition.wait()
+            producersWaiting -= 1
+        }
+        guard !closed else { return item }
+        append(item)
+        return nil
     }
 
     /// The oldest item, waiting for one; nil once the queue is closed and empty.
@@ -44,12 +58,19 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
         defer { condition.unlock() }
         while count == 0 && !closed { condition.wait() }
         guard count > 0 else { return nil }
-        let item = items[head]
-        items[head] = nil
+        let item = (slots + head).move()
         head = (head + 1) % capacity
         count -= 1
         condition.broadcast()
         return item
+    }
+
+    /// Waits until a producer is waiting in `put` for room: a consumer that wants to know the
+    /// queue was found full (a test handing off between threads without sleeping).
+    func waitForBlockedProducer() {
+        condition.lock()
+        defer { condition.unlock() }
+        while producersWaiting == 0 { condition.wait() }
     }
 
     /// No more items will be added; `take` returns what is left, then nil.
@@ -60,8 +81,8 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
         condition.unlock()
     }
 
-    private func append(_ item: Element) {
-        items[(head + count) % capacity] = item
+    private func append(_ item: consuming Element) {
+        (slots + (head + count) % capacity).initialize(to: item)
         count += 1
         condition.broadcast()
     }

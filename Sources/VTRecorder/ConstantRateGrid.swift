@@ -8,15 +8,19 @@ import VTCore
 /// Each frame goes to the slot nearest its capture time. A slot left empty (the driver
 /// dropped a frame, the camera slowed down in the dark) repeats the frame before it; two
 /// frames in one slot keep the later. The grid holds one frame back until the next arrives,
-/// since only then is it known how many slots the held frame fills.
-struct ConstantRateGrid {
+/// since only then is it known how many slots the held frame fills. It owns that frame: a
+/// frame displaced from its slot, and one still held when the grid goes (a limit, an error),
+/// is released with it.
+struct ConstantRateGrid: ~Copyable {
     /// A frame and the slots it fills: the first shows it, the others repeat it.
-    struct Emission {
+    struct Emission: ~Copyable {
         var frame: CapturedFrame
         var slots: Range<Int64>
     }
 
     let rate: FrameRate
+    /// Frames that lost their slot to a later frame.
+    private(set) var framesDisplaced = 0
     private var pending: CapturedFrame?
     private var pendingSlot: Int64 = 0
 
@@ -34,36 +38,31 @@ struct ConstantRateGrid {
         MediaTime(value: slot * Int64(rate.denominator), timescale: Int32(rate.numerator))
     }
 
-    /// Takes the next captured frame. Returns what is now settled: the held frame with the
-    /// slots it fills, or the held frame it displaced from the same slot (to be released
-    /// unencoded).
-    mutating func add(_ frame: CapturedFrame) -> (emit: Emission?, displaced: CapturedFrame?) {
+    /// Takes the next captured frame. Returns the held frame with the slots it fills, once they
+    /// are known.
+    mutating func add(_ frame: consuming CapturedFrame) -> Emission? {
         let slot = slot(for: frame.pts)
-        guard let held = pending else {
-            pending = frame
+        guard let held = pending.take() else {
+            pending = consume frame
             pendingSlot = slot
-            return (nil, nil)
+            return nil
         }
         if slot <= pendingSlot {
             // Same slot, or a timestamp that went backwards: the later frame wins the slot.
-            pending = frame
-            return (nil, held)
+            held.release()
+            framesDisplaced += 1
+            pending = consume frame
+            return nil
         }
         let emission = Emission(frame: held, slots: pendingSlot..<slot)
-        pending = frame
+        pending = consume frame
         pendingSlot = slot
-        return (emission, nil)
+        return emission
     }
 
     /// The held frame, in its one slot, at the end of the recording.
     mutating func finish() -> Emission? {
-        defer { pending = nil }
-        return pending.map { Emission(frame: $0, slots: pendingSlot..<(pendingSlot + 1)) }
-    }
-
-    /// Hands back a held frame without encoding it (the recording stopped at a limit).
-    mutating func discard() -> CapturedFrame? {
-        defer { pending = nil }
-        return pending
+        guard let held = pending.take() else { return nil }
+        return Emission(frame: held, slots: pendingSlot..<(pendingSlot + 1))
     }
 }

@@ -7,8 +7,8 @@ import Glibc
 
 /// A one-line status on standard error, redrawn at most twice a second — only when standard
 /// error is a terminal, so logs and pipes never fill with carriage returns.
-public final class ProgressReporter: @unchecked Sendable {
-    // @unchecked Sendable: only the encoder thread calls it.
+/// Used by the encoder thread only.
+public final class ProgressReporter {
     private let frameRate: FrameRate
     private let started = ContinuousClock.now
     private var lastDraw = ContinuousClock.now

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import VTCapture
 import VTCore
 import VTEncoding
@@ -27,105 +26,101 @@ public enum StopReason: String, Sendable, Codable {
     case error
 }
 
-/// The pipeline: capture thread → bounded queue → encoder (this thread) → writer.
+/// The pipeline: capture thread → bounded queue → encoder (the thread that calls `run`) →
+/// output.
+///
+/// This type is the encoder thread's: the session, the output, the constant-rate grid,
+/// limits, latency and progress live here and are touched by no other thread, so it is not
+/// `Sendable`. What other threads touch (the stop flag, counters, the queue, the write lock)
+/// is `control`, the only way in from a signal handler.
 ///
 /// A live source (or `--realtime`) is never blocked: when the queue is full the newest frame is
 /// dropped and counted. A file is never dropped: the reader waits for the encoder. On a stop
 /// (limit, signal, end of input, capture failure) the frames already captured are encoded,
-/// `completeFrames()` flushes the encoder, and the writer is closed: nothing captured is lost.
-/// The source is closed as soon as capture ends, so a camera is free again while the encoder
-/// drains. A recording stopped by a signal or an error before its first frame was written
-/// leaves no output file: none is created after an early stop, and one created is removed (as
-/// is a segment file that could not take its first frame).
-public final class Recorder: @unchecked Sendable {
-    // @unchecked Sendable: `requestStop` and `abort` are the only members used off the encoder
-    // thread; they touch atomics, the queue (locked), and the writer under the write lock
-    // (which is also held wherever the encoder thread sets, writes or closes the writer).
+/// `completeFrames()` flushes the encoder, and the output is finished: nothing captured is
+/// lost. The source is closed as soon as capture ends, so a camera is free again while the
+/// encoder drains. A recording stopped by a signal or an error before its first frame was
+/// written leaves no output file: none is created after an early stop, and one created is
+/// removed (as is a segment file that could not take its first frame).
+///
+/// Every captured frame is owned by exactly one place at a time (the queue, the grid, the
+/// frame being encoded), and its buffer goes back when that owner lets go of it, on every
+/// path out, errors included.
+public final class Recorder {
     public typealias SessionFactory = (@escaping EncodedFrameHandler) throws -> any CompressionSession
+    public typealias OutputFactory = () throws -> any MediaOutput
 
+    /// What the capture and signal threads share with this one.
+    public let control: RecordingControl
     private let source: any CaptureSource
     private let makeSession: SessionFactory
-    private let makeWriter: () throws -> SegmentWriter
-    private var writer: SegmentWriter?
-    /// nil: one file for the whole recording.
-    private var boundaries: SegmentBoundaries?
+    private let makeOutput: OutputFactory
     private let realTime: Bool
     private let limits: RecordingLimits
     private let retiming: FrameRate?
-    private let queue: BoundedQueue<CapturedFrame>
-    private let progress: ProgressReporter?
-
-    private let stopRequested = Atomic<Bool>(false)
-    private let framesCaptured = Atomic<Int>(0)
-    private let droppedAtQueue = Atomic<Int>(0)
-    private let captureFailure = Mutex<(any Error)?>(nil)
-    /// Held around each write so an abort never cuts an access unit in half.
-    private let writeLock = Mutex<Void>(())
-    private var session: (any CompressionSession)?
-    private var framesSubmitted = 0
-    private var limitHit: StopReason?
     /// `--timing cfr`: the grid's rate; nil encodes every frame once at its own time.
     private let timing: FrameRate?
     private let timestamps: TimestampLog?
+    private let progress: ProgressReporter?
+
+    private var session: (any CompressionSession)?
+    private var output: (any MediaOutput)?
+    /// The parameter sets the output was last given.
+    private var outputFormat: FormatDescription?
+    private var framesSubmitted = 0
+    private var limitHit: StopReason?
     private var framesDuplicated = 0
     private var framesDroppedTiming = 0
-    /// Capture time (CLOCK_MONOTONIC ns) of each picture in the encoder, by presentation time.
-    /// Encoder thread only: the session hands out frames on the thread that feeds it.
-    private var captureTimes: [Int64: Int64] = [:]
+    /// What is known of each picture in the encoder, by the token it was given with; an entry
+    /// goes when its picture comes out.
+    private var inEncoder: [FrameToken: FrameRecord] = [:]
+    private var nextToken: UInt64 = 0
     /// Capture → written, per picture from a source with a capture clock.
     private var latency = LatencyHistogram()
     /// Signalled when the capture thread has left its loop; nil until it starts.
     private var captureThreadDone: DispatchSemaphore?
     private var sourceClosed = false
 
-    /// The session is created and prepared before the writer, so settings the encoder refuses
+    private struct FrameRecord {
+        /// CLOCK_MONOTONIC nanoseconds; nil for a repeat or a source without a capture clock.
+        var captureTime: Int64?
+    }
+
+    /// The session is created and prepared before the output, so settings the encoder refuses
     /// never leave an empty output file behind.
     /// `retiming` places frame n at n ÷ rate instead of at the source's time: a file whose
     /// header rate is overridden (`--fps` with `--input`). `timing` places frames on a
     /// constant-rate grid (`--timing cfr`). `timestamps` logs each encoded frame's time.
-    /// `segments` splits the output into files; the limits apply to the whole recording.
+    /// `depth` sizes the queue; the source's pools are sized from the same value.
     public init(source: any CaptureSource, realTime: Bool, limits: RecordingLimits,
                 retiming: FrameRate? = nil, timing: FrameRate? = nil, timestamps: TimestampLog? = nil,
-                segments: SegmentPolicy? = nil,
-                queueCapacity: Int = 4, progress: ProgressReporter? = nil,
-                makeSession: @escaping SessionFactory,
-                makeWriter: @escaping () throws -> SegmentWriter) {
+                depth: PipelineDepth = PipelineDepth(), progress: ProgressReporter? = nil,
+                makeSession: @escaping SessionFactory, makeOutput: @escaping OutputFactory) {
+        precondition(timing == nil || depth.holdsGridFrame, "a constant-rate grid holds a frame the depth must count")
+        self.control = RecordingControl(source: source, depth: depth)
         self.source = source
-        self.boundaries = segments.map(SegmentBoundaries.init(policy:))
-        self.makeWriter = makeWriter
+        self.makeOutput = makeOutput
         self.realTime = realTime
         self.limits = limits
         self.retiming = retiming
         self.timing = timing
         self.timestamps = timestamps
-        self.queue = BoundedQueue(capacity: queueCapacity)
         self.progress = progress
         self.makeSession = makeSession
     }
 
-    /// Asks the recording to end cleanly (first SIGINT/SIGTERM). Safe from any thread.
-    public func requestStop() {
-        stopRequested.store(true, ordering: .releasing)
-        source.stop()
-    }
-
-    /// Ends the process at once (second signal) without cutting an access unit in half. An
-    /// output file that got no frame yet is removed, as on a clean stop.
-    public func abort(status: Int32) -> Never {
-        writeLock.withLock { _ in
-            writer?.removeIfUnused()
-            _exit(status)
-        }
-    }
+    /// Pictures handed to the encoder that have not come out of it.
+    var framesInEncoder: Int { inEncoder.count }
 
     /// Runs the recording to its end and reports what happened. Errors from the encoder or the
-    /// writer end it early; a capture error ends it after what was captured is written.
+    /// output end it early; a capture error ends it after what was captured is written.
     public func run() -> RecordingResult {
         let started = ContinuousClock.now
         var reason = StopReason.endOfInput
         var failure: (any Error)?
         var resolved: EncoderSettings?
         var encoderName = "none"
+        var outputFinished = false
 
         do {
             let session = try makeSession { [unowned self] frame in try self.deliver(frame) }
@@ -135,53 +130,65 @@ public final class Recorder: @unchecked Sendable {
             // The session that opened (auto may have given way to x264).
             encoderName = session.encoderName
             resolved = session.resolvedSettings
-            if stopRequested.load(ordering: .acquiring) {
+            if control.isStopRequested {
                 // Stopped while the source was opening: there is nothing to record.
                 reason = .signal
                 try timestamps?.close()
             } else {
-                let writer = try makeWriter()
-                writeLock.withLock { _ in self.writer = writer }
+                try control.whileWriting({ output = try makeOutput() }, unusedFile: { output?.unusedFile })
                 startCaptureThread()
-                reason = try encodeLoop(session)
+                reason = try timing.map { try encodeOnGrid(ConstantRateGrid(rate: $0), session) } ?? encodeEach(session)
                 // Capture is over: the camera is given back before the encoder drains.
                 finishCapture()
+                let captureFailed = control.captureFailure != nil
                 try session.completeFrames()
                 try timestamps?.close()
-                try writeLock.withLock { _ throws(OutputError) in try writer.close() }
+                if let output {
+                    try control.whileWriting({ () throws(OutputError) in
+                        try output.finish(keepEmpty: reason != .signal && !captureFailed)
+                    }, unusedFile: { nil })
+                }
+                outputFinished = true
             }
         } catch {
             failure = error
             reason = .error
-            stopCapture()
+            control.stopCapture()
         }
         finishCapture()
-        // Every run, clean or failed, hands the encoder back here: x264 joins its threads, a
-        // VA-API device gets its context and surfaces back. The process may exit before the
-        // session is freed, so this cannot be left to deinit.
+        // Every run, clean or failed, hands the encoder back here, once: x264 joins its
+        // threads, a VA-API device gets its context and surfaces back. The process may exit
+        // before the session is freed, so this cannot be left to deinit.
         session?.invalidate()
-        if failure == nil, let captureError = captureFailure.withLock({ $0 }) {
+        if failure == nil, let captureError = control.captureFailure {
             failure = captureError
             reason = .error
         }
-        if reason == .signal || reason == .error {
-            writeLock.withLock { _ in _ = writer?.removeIfUnused() }
+        if !outputFinished, let output {
+            control.whileWriting({ output.abandon() }, unusedFile: { nil })
         }
         progress?.finish()
-        let elapsed = started.duration(to: .now)
+        return result(reason: reason, failure: failure, encoder: encoderName, settings: resolved,
+                      elapsed: started.duration(to: .now))
+    }
+
+    private func result(reason: StopReason, failure: (any Error)?, encoder: String, settings: EncoderSettings?,
+                        elapsed: Duration) -> RecordingResult {
         var statistics = RecordingStatistics()
-        statistics.framesCaptured = framesCaptured.load(ordering: .acquiring)
-        statistics.framesEncoded = writer?.framesWritten ?? 0
-        statistics.keyFrames = writer?.keyFramesWritten ?? 0
-        statistics.bytes = writer?.bytesWritten ?? 0
-        statistics.droppedQueue = droppedAtQueue.load(ordering: .acquiring)
+        let written = output?.statistics ?? OutputStatistics()
+        statistics.framesCaptured = control.framesCaptured
+        statistics.framesEncoded = written.frames
+        statistics.keyFrames = written.keyFrames
+        statistics.bytes = written.bytes
+        statistics.droppedQueue = control.droppedAtQueue
         statistics.framesDuplicated = framesDuplicated
         statistics.framesDroppedTiming = framesDroppedTiming
         statistics.latency = latency
+        statistics.longestCaptureHandoff = control.longestHandoffMilliseconds
         statistics.source = source.statistics
         statistics.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return RecordingResult(statistics: statistics, stopReason: reason, encoder: encoderName,
-                               settings: resolved, segments: writer?.paths ?? [], error: failure)
+        return RecordingResult(statistics: statistics, stopReason: reason, encoder: encoder,
+                               settings: settings, segments: output?.paths ?? [], error: failure)
     }
 
     /// Once the capture thread is out of the source, the source can give its device back.
@@ -195,77 +202,57 @@ public final class Recorder: @unchecked Sendable {
     private func startCaptureThread() {
         let done = DispatchSemaphore(value: 0)
         captureThreadDone = done
-        let thread = Thread { [self] in
-            captureLoop()
+        let thread = Thread { [control, realTime] in
+            control.capture(realTime: realTime)
             done.signal()
         }
         thread.name = "vtrecord-capture"
         thread.start()
     }
 
-    private func captureLoop() {
-        do {
-            while !stopRequested.load(ordering: .acquiring) {
-                guard let frame = try source.nextFrame() else { break }
-                framesCaptured.add(1, ordering: .relaxed)
-                if realTime ? queue.offer(frame) : queue.put(frame) { continue }
-                if stopRequested.load(ordering: .acquiring) {
-                    // The last frame the camera gave before the stop is kept, however far
-                    // behind the encoder is: the encoder drains the queue anyway. Only a
-                    // limit closes the queue, and then the frame is not wanted.
-                    if !queue.put(frame) { frame.buffer.release() }
-                    break
-                }
-                frame.buffer.release()
-                droppedAtQueue.add(1, ordering: .relaxed)
-            }
-        } catch {
-            captureFailure.withLock { $0 = error }
+    /// Every frame once, at its own time.
+    private func encodeEach(_ session: any CompressionSession) throws -> StopReason {
+        while var frame = control.queue.take() {
+            retime(&frame)
+            // Past a limit, what is still queued is not wanted.
+            guard limitHit == nil else { continue }
+            try submit(frame.buffer, pts: frame.pts, shownAt: frame.pts, captureTime: frame.captureTime,
+                       keyFrame: frame.isDiscontinuity, session: session)
         }
-        queue.close()
+        return stopReason()
     }
 
-    private func encodeLoop(_ session: any CompressionSession) throws -> StopReason {
-        var grid = timing.map(ConstantRateGrid.init(rate:))
-        while var frame = queue.take() {
-            if let retiming {
-                frame.pts = MediaTime(value: Int64(frame.sequence) * Int64(retiming.denominator),
-                                      timescale: Int32(retiming.numerator))
-            }
-            if limitHit != nil {
-                // Past a limit: what is still queued is not wanted.
-                frame.buffer.release()
-                continue
-            }
-            guard var constantRate = grid else {
-                defer { frame.buffer.release() }
-                try submit(frame.buffer, pts: frame.pts, shownAt: frame.pts, captureTime: frame.captureTime,
-                           keyFrame: frame.isDiscontinuity, session: session)
-                continue
-            }
-            let (emission, displaced) = constantRate.add(frame)
-            grid = constantRate
-            if let displaced {
-                displaced.buffer.release()
-                framesDroppedTiming += 1
-            }
-            if let emission { try encode(emission, grid: constantRate, session: session) }
-        }
-        if var constantRate = grid {
-            if limitHit == nil, let last = constantRate.finish() {
-                try encode(last, grid: constantRate, session: session)
-            } else if let held = constantRate.discard() {
-                held.buffer.release()
+    /// Every slot of the constant-rate grid filled, each frame at the slot nearest its time.
+    private func encodeOnGrid(_ grid: consuming ConstantRateGrid, _ session: any CompressionSession) throws -> StopReason {
+        defer { framesDroppedTiming = grid.framesDisplaced }
+        while var frame = control.queue.take() {
+            retime(&frame)
+            guard limitHit == nil else { continue }
+            if let emission = grid.add(frame) {
+                framesDroppedTiming = grid.framesDisplaced
+                try encode(emission, grid: grid, session: session)
             }
         }
+        if limitHit == nil, let last = grid.finish() {
+            try encode(last, grid: grid, session: session)
+        }
+        return stopReason()
+    }
+
+    private func stopReason() -> StopReason {
         if let limitHit { return limitHit }
-        return stopRequested.load(ordering: .acquiring) ? .signal : .endOfInput
+        return control.isStopRequested ? .signal : .endOfInput
+    }
+
+    private func retime(_ frame: inout CapturedFrame) {
+        guard let retiming else { return }
+        frame.pts = MediaTime(value: Int64(frame.sequence) * Int64(retiming.denominator),
+                              timescale: Int32(retiming.numerator))
     }
 
     /// Encodes a frame into each grid slot it fills: once as itself, then as repeats.
-    private func encode(_ emission: ConstantRateGrid.Emission, grid: ConstantRateGrid,
+    private func encode(_ emission: borrowing ConstantRateGrid.Emission, grid: borrowing ConstantRateGrid,
                         session: any CompressionSession) throws {
-        defer { emission.frame.buffer.release() }
         for slot in emission.slots where limitHit == nil {
             let first = slot == emission.slots.lowerBound
             // The log keeps a picture's own capture time; a repeat is shown at its slot.
@@ -278,19 +265,21 @@ public final class Recorder: @unchecked Sendable {
     }
 
     /// Hands one picture to the encoder at `pts`, unless a limit is reached first (then capture
-    /// stops and nothing more is encoded). The caller keeps the lease.
+    /// stops and nothing more is encoded). The caller keeps the frame.
     private func submit(_ buffer: PixelBuffer, pts: MediaTime, shownAt: MediaTime, captureTime: Int64?,
                         keyFrame: Bool, session: any CompressionSession) throws {
         if let reason = limitReached(at: pts) {
             limitHit = reason
-            stopCapture()
+            control.stopCapture()
             return
         }
-        if let captureTime { captureTimes[Self.key(pts)] = captureTime }
+        let token = FrameToken(nextToken)
+        nextToken += 1
         try timestamps?.record(shownAt)
         // A segment starts with a keyframe carrying SPS/PPS, so each file plays alone.
-        let startsSegment = boundaries?.startsSegment(at: pts) ?? false
-        try session.encode(buffer, pts: pts, forceKeyFrame: keyFrame || startsSegment)
+        let outputWantsKey = output?.requiresKeyFrame(for: token, at: pts) ?? false
+        inEncoder[token] = FrameRecord(captureTime: captureTime)
+        try session.encode(buffer, pts: pts, forceKeyFrame: keyFrame || outputWantsKey, token: token)
         framesSubmitted += 1
     }
 
@@ -300,33 +289,24 @@ public final class Recorder: @unchecked Sendable {
         return nil
     }
 
-    /// Presentation times as microseconds, to find a written frame's capture time.
-    private static func key(_ pts: MediaTime) -> Int64 {
-        Int64((pts.seconds * 1_000_000).rounded())
-    }
-
-    private func stopCapture() {
-        stopRequested.store(true, ordering: .releasing)
-        source.stop()
-        queue.close()
-        // Hand back whatever the capture thread had queued.
-        while let frame = queue.take() { frame.buffer.release() }
-    }
-
     private func deliver(_ frame: EncodedFrame) throws {
-        guard let session, let writer else { return }
-        if let captured = captureTimes.removeValue(forKey: Self.key(frame.pts)) {
+        guard let session, let output else { return }
+        if let captured = inEncoder.removeValue(forKey: frame.token)?.captureTime {
             latency.add(milliseconds: Double(MonotonicClock.nanoseconds() - captured) / 1e6)
         }
-        try writeLock.withLock { _ throws(OutputError) in
-            if boundaries?.switchesFile(before: frame) == true { try writer.startNextSegment() }
-            try writer.write(frame, format: session.formatDescription)
-        }
-        boundaries?.written(segmentBytes: writer.segmentBytesWritten)
-        progress?.frameWritten(count: writer.framesWritten, bytes: writer.bytesWritten) {
+        let format = session.formatDescription
+        try control.whileWriting({ () throws(OutputError) in
+            if format != outputFormat {
+                try output.writeHeader(format)
+                outputFormat = format
+            }
+            try output.write(frame)
+        }, unusedFile: { output.unusedFile })
+        guard let progress else { return }
+        let written = output.statistics
+        progress.frameWritten(count: written.frames, bytes: written.bytes) {
             let source = self.source.statistics
-            return ProgressReporter.Counters(captured: framesCaptured.load(ordering: .relaxed),
-                                             droppedQueue: droppedAtQueue.load(ordering: .relaxed),
+            return ProgressReporter.Counters(captured: control.framesCaptured, droppedQueue: control.droppedAtQueue,
                                              droppedDriver: source.droppedBySource, bad: source.badFrames,
                                              duplicated: framesDuplicated)
         }

@@ -17,6 +17,10 @@ public struct RecordingStatistics: Sendable, Equatable {
     public var framesDroppedTiming = 0
     /// Capture → written, per picture (sources with a capture clock only).
     public var latency = LatencyHistogram()
+    /// Milliseconds: the longest the capture thread took to hand a frame on to the queue (or
+    /// drop it). A live source's capture thread never waits for the encoder, so this stays
+    /// far below a frame interval; a file's reader waits for room by design.
+    public var longestCaptureHandoff = 0.0
     /// Wall-clock time of the run.
     public var seconds = 0.0
 
@@ -24,7 +28,7 @@ public struct RecordingStatistics: Sendable, Equatable {
 }
 
 /// How a recording went: counters, why it stopped, and the error that ended it, if any.
-public struct RecordingResult {
+public struct RecordingResult: Sendable {
     public var statistics: RecordingStatistics
     public var stopReason: StopReason
     /// The encoder that ran ("x264"), or "none" if none could be created.

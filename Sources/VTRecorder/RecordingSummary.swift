@@ -90,6 +90,8 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
     /// Capture → access unit written, for sources with a capture clock (cameras).
     public var latencyP50: Double?
     public var latencyP99: Double?
+    /// The longest the capture thread took to hand a frame on (milliseconds).
+    public var captureHandoffMax: Double
     public var framesBad: Int
     public var framesTruncated: Int
     public var stopReason: StopReason
@@ -104,6 +106,7 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
         case framesDuplicated = "frames_duplicated", framesDroppedTiming = "frames_dropped_timing", reconnects
         case framesRetimed = "frames_retimed"
         case captureFPS = "capture_fps", latencyP50 = "latency_ms_p50", latencyP99 = "latency_ms_p99"
+        case captureHandoffMax = "capture_handoff_ms_max"
         case framesTruncated = "frames_truncated", stopReason = "stop_reason", error, settings
     }
 
@@ -139,6 +142,7 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
         captureFPS = s.seconds > 0 ? (Double(s.framesCaptured) / s.seconds * 10).rounded() / 10 : 0
         latencyP50 = s.latency.quantile(0.5).map { ($0 * 100).rounded() / 100 }
         latencyP99 = s.latency.quantile(0.99).map { ($0 * 100).rounded() / 100 }
+        captureHandoffMax = (s.longestCaptureHandoff * 1000).rounded() / 1000
         framesBad = s.source.badFrames
         framesTruncated = s.source.truncatedFrames
         stopReason = result.stopReason

@@ -14,7 +14,7 @@ import Glibc
 public final class StopRequest: Sendable {
     private struct State {
         var requested = false
-        var recorder: Recorder?
+        var recording: RecordingControl?
     }
 
     private let state = Mutex(State())
@@ -25,26 +25,27 @@ public final class StopRequest: Sendable {
 
     /// The first signal: stops the recording, or the one about to be made.
     public func request() {
-        let recorder = state.withLock { state in
+        let recording = state.withLock { state in
             state.requested = true
-            return state.recorder
+            return state.recording
         }
-        recorder?.requestStop()
+        recording?.requestStop()
     }
 
     /// From now on a request goes to `recorder`; one made earlier goes to it at once.
     public func attach(_ recorder: Recorder) {
+        let recording = recorder.control
         let requested = state.withLock { state in
-            state.recorder = recorder
+            state.recording = recording
             return state.requested
         }
-        if requested { recorder.requestStop() }
+        if requested { recording.requestStop() }
     }
 
     /// The second signal. A recording aborts without cutting an access unit in half; before
     /// there is one, nothing is being written.
     public func abort(status: Int32) -> Never {
-        if let recorder = state.withLock({ $0.recorder }) { recorder.abort(status: status) }
+        if let recording = state.withLock({ $0.recording }) { recording.abort(status: status) }
         _exit(status)
     }
 }

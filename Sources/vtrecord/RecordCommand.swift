@@ -55,9 +55,11 @@ extension VTRecord {
                 stop.request()
             },
             onSecond: { stop.abort(status: ExitStatus.aborted.rawValue) })
+        // The frames the pipeline can hold, which the source's buffer pools are sized for.
+        let depth = PipelineDepth(holdsGridFrame: input.timing == .cfr)
         let source: any CaptureSource
         do {
-            source = try openSource(logger: logger)
+            source = try openSource(depth: depth, logger: logger)
         } catch CaptureError.control(let error) {
             throw PresetLocatedError.locating(error, presets: presets, commandLine: Array(CommandLine.arguments.dropFirst()))
         }
@@ -96,7 +98,7 @@ extension VTRecord {
             retiming: input.input != nil ? input.fps?.rate : nil,
             timing: format.isLive && input.timing == .cfr ? format.frameRate : nil,
             timestamps: timestampLog,
-            segments: segments,
+            depth: depth,
             progress: progress,
             makeSession: { handler in
                 try selection.makeSession(width: format.width, height: format.height, pixelFormat: format.pixelFormat,
@@ -104,12 +106,14 @@ extension VTRecord {
                                           notice: { [quiet = output.quiet] text in if !quiet { logger.notice("\(text)") } },
                                           output: handler)
             },
-            makeWriter: { [output] in
-                let writer = try SegmentWriter(template: template, device: deviceName,
-                                               preset: presets.isEmpty ? nil : presets.map(PresetLibrary.name(of:)).joined(separator: "+"),
-                                               overwrite: output.overwrite,
-                                               maxFiles: output.maxFiles,
-                                               warn: { text in logger.warning("\(text)") })
+            makeOutput: { [output] in
+                let writer = try SegmentedOutput(template: template, policy: segments, device: deviceName,
+                                                 preset: presets.isEmpty ? nil : presets.map(PresetLibrary.name(of:)).joined(separator: "+"),
+                                                 maxFiles: output.maxFiles,
+                                                 warn: { text in logger.warning("\(text)") },
+                                                 open: { path throws(OutputError) in
+                                                     try AnnexBWriter(path: path, overwrite: output.overwrite)
+                                                 })
                 if !output.quiet && !template.isStandardOutput {
                     let target = segments.map { Self.describe($0, template: template, maxFiles: output.maxFiles) }
                         ?? writer.currentPath
@@ -143,10 +147,9 @@ extension VTRecord {
         }
     }
 
-    private func openSource(logger: Logging.Logger) throws -> any CaptureSource {
-        let buffers = 8
+    private func openSource(depth: PipelineDepth, logger: Logging.Logger) throws -> any CaptureSource {
         if let path = input.input {
-            return try Y4MSource(path: path, bufferCount: buffers)
+            return try Y4MSource(path: path, bufferCount: depth.framesHeld)
         }
         if !input.testPattern {
             // Checked here, not in validate(): swift-argument-parser validates this command
@@ -155,14 +158,14 @@ extension VTRecord {
                 throw NoDefaultCamera()
             }
             let request = CameraRequest(format: input.format.pixelFormat, size: input.size, frameRate: input.fps?.rate)
-            return try V4L2Source(path: input.camera.path, request: request, bufferCount: input.buffers,
+            return try V4L2Source(path: input.camera.path, request: request, bufferCount: input.buffers, depth: depth,
                                   strict: input.strictFormat, reconnect: input.reconnect,
                                   controls: input.controls, logger: logger)
         }
         let size = input.size ?? FrameSize(width: 1280, height: 720)
         let rate = input.fps?.rate ?? FrameRate(numerator: 30, denominator: 1)!
         return try TestPatternSource(width: size.width, height: size.height, frameRate: rate,
-                                     live: encoder.realtime == true, bufferCount: buffers)
+                                     live: encoder.realtime == true, bufferCount: depth.framesHeld)
     }
 
     private func writeSummary(_ summary: RecordingSummary, to path: String) throws {

@@ -16,9 +16,9 @@ struct TestPatternEncodingTests {
         let source = try TestPatternSource(width: width, height: height, frameRate: rate)
         var writer = Y4MWriter(width: width, height: height, frameRate: rate)
         for _ in 0..<Self.frames {
-            let frame = try #require(source.nextFrame())
+            let frame = try requireFrame(source.nextFrame())
             writer.append(frame.buffer)
-            frame.buffer.release()
+            frame.release()
         }
         let input = dir.path("pattern.y4m")
         let encoded = dir.path("pattern.264")

@@ -21,11 +21,11 @@ struct TestPatternSourceTests {
                                               frameRate: Self.rate30, sampleAspectRatio: SampleAspectRatio(width: 1, height: 1),
                                               fullRange: false, isLive: false))
         for n in 0..<40 {
-            let frame = try #require(source.nextFrame())
+            let frame = try requireFrame(source.nextFrame())
             #expect(frame.sequence == UInt64(n))
             #expect(frame.pts == MediaTime(value: Int64(n), timescale: 30))
             #expect(frameNumber(in: frame.buffer) == n)
-            frame.buffer.release()
+            frame.release()
         }
         #expect(source.statistics == CaptureStatistics())
     }
@@ -82,9 +82,9 @@ struct TestPatternSourceTests {
         let band = painter.code.bandHeight
         var previous: [UInt8]?
         for n in 0..<10 {
-            let frame = try #require(source.nextFrame())
+            let frame = try requireFrame(source.nextFrame())
             let picture = pictureBytes(frame.buffer)
-            frame.buffer.release()
+            frame.release()
             // Below the code band, so only the scene counts, not the code changing.
             let scene = Array(picture[(band * width)..<(width * height)])
             if let previous {
@@ -109,9 +109,9 @@ struct TestPatternSourceTests {
         let rate = FrameRate(numerator: 30000, denominator: 1001)!
         let source = try TestPatternSource(width: 64, height: 64, frameRate: rate)
         for n in 0..<3 {
-            let frame = try #require(source.nextFrame())
+            let frame = try requireFrame(source.nextFrame())
             #expect(frame.pts == MediaTime(value: Int64(n) * 1001, timescale: 30000))
-            frame.buffer.release()
+            frame.release()
         }
     }
 
@@ -132,9 +132,9 @@ struct TestPatternSourceTests {
 
     @Test func stopEndsAnUnpacedPattern() throws {
         let source = try TestPatternSource(width: 64, height: 64, frameRate: Self.rate30)
-        try #require(source.nextFrame()).buffer.release()
+        try requireFrame(source.nextFrame()).release()
         source.stop()
-        #expect(source.nextFrame() == nil)
+        #expect(noFrame { source.nextFrame() })
     }
 }
 
@@ -149,10 +149,10 @@ struct LiveTestPatternTests {
         let start = ContinuousClock.now
         var sequences: [UInt64] = []
         for _ in 0..<10 {
-            let frame = try #require(source.nextFrame())
+            let frame = try requireFrame(source.nextFrame())
             sequences.append(frame.sequence)
             #expect(frameNumber(in: frame.buffer) == Int(frame.sequence))
-            frame.buffer.release()
+            frame.release()
         }
         let elapsed = ContinuousClock.now - start
         #expect(elapsed >= .milliseconds(180) && elapsed <= .milliseconds(500), "took \(elapsed)")
@@ -163,10 +163,10 @@ struct LiveTestPatternTests {
     @Test func stopWakesASleepingLivePattern() throws {
         let source = try TestPatternSource(width: 64, height: 64,
                                            frameRate: FrameRate(numerator: 1, denominator: 2)!, live: true)
-        try #require(source.nextFrame()).buffer.release()
+        try requireFrame(source.nextFrame()).release()
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.1) { source.stop() }
         let start = ContinuousClock.now
-        #expect(source.nextFrame() == nil)
+        #expect(noFrame { source.nextFrame() })
         #expect(ContinuousClock.now - start < .milliseconds(1500), "the next frame was 2 s away")
     }
 
@@ -174,13 +174,14 @@ struct LiveTestPatternTests {
         let source = try TestPatternSource(width: 64, height: 64,
                                            frameRate: FrameRate(numerator: 100, denominator: 1)!,
                                            live: true, bufferCount: 2)
-        let held = [try #require(source.nextFrame()), try #require(source.nextFrame())]
-        DispatchQueue.global().asyncAfter(deadline: .now() + 0.1) { held[0].buffer.release() }
-        let frame = try #require(source.nextFrame())
+        let held = Mutex<CapturedFrame?>(try requireFrame(source.nextFrame()))
+        let kept = try requireFrame(source.nextFrame())
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.1) { held.withLock { $0 = nil } }
+        let frame = try requireFrame(source.nextFrame())
         #expect(frame.sequence >= 5, "frames kept coming due for 100 ms with no buffer to paint into")
         #expect(source.statistics.droppedBySource == Int(frame.sequence) - 2)
         #expect(frameNumber(in: frame.buffer) == Int(frame.sequence))
-        frame.buffer.release()
-        held[1].buffer.release()
+        frame.release()
+        kept.release()
     }
 }

@@ -1,6 +1,8 @@
 import Foundation
 import Logging
 import Synchronization
+import Testing
+import VTCapture
 import VTCore
 
 /// A fresh directory under the system temporary directory, removed when the value goes away.
@@ -145,4 +147,32 @@ extension Data {
     func pictures(ofSize size: Int) -> [[UInt8]] {
         stride(from: 0, to: count - size + 1, by: size).map { Array(self[$0..<($0 + size)]) }
     }
+}
+
+struct MissingFrame: Error {}
+
+/// `#require` for a frame: the macro takes only values it can copy, and a frame owns its
+/// buffer's lease.
+func requireFrame(_ frame: consuming CapturedFrame?,
+                  sourceLocation: SourceLocation = #_sourceLocation) throws -> CapturedFrame {
+    guard let frame else {
+        Issue.record("the source gave no frame", sourceLocation: sourceLocation)
+        throw MissingFrame()
+    }
+    return frame
+}
+
+extension Optional where Wrapped: ~Copyable {
+    /// For `#expect`, which cannot take a frame to compare with nil.
+    var isNone: Bool {
+        switch self {
+        case .none: true
+        case .some: false
+        }
+    }
+}
+
+/// True when `next` gives no frame (for `#expect`, which cannot hold a frame itself).
+func noFrame(_ next: () throws -> CapturedFrame?) rethrows -> Bool {
+    try next().isNone
 }

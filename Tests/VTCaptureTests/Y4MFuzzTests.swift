@@ -71,7 +71,6 @@ import VTTestSupport
                 let size = PixelFormat.i420.imageSize(width: source.format.width, height: source.format.height)
                 var frames = 0
                 while let frame = try source.nextFrame() {
-                    defer { frame.buffer.release() }
                     frames += 1
                     if pictureBytes(frame.buffer).count != size { return "frame \(frames) is not \(size) bytes" }
                     if frames > input.count { return "more frames than bytes: the reader does not stop" }

@@ -15,7 +15,7 @@ struct Y4MPipeTests {
         var pictures: [[UInt8]] = []
         while let frame = try source.nextFrame() {
             pictures.append(pictureBytes(frame.buffer))
-            frame.buffer.release()
+            frame.release()
         }
         return pictures
     }
@@ -117,10 +117,10 @@ struct Y4MPipeTests {
             writerClosed.signal()
         }
         let source = try Y4MSource(path: fifo)
-        try #require(try source.nextFrame()).buffer.release()
+        try requireFrame(try source.nextFrame()).release()
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { source.stop() }
         let start = Date()
-        #expect(try source.nextFrame() == nil)
+        #expect(try noFrame { try source.nextFrame() })
         #expect(Date().timeIntervalSince(start) < 5)
         writerMayClose.signal()
         writerClosed.wait()
@@ -147,31 +147,33 @@ struct Y4MPipeTests {
             written.signal()
         }
         let source = try Y4MSource(path: path, bufferCount: 2)
-        let first = try #require(try source.nextFrame())
-        let second = try #require(try source.nextFrame())
+        let first = try requireFrame(try source.nextFrame())
+        let second = try requireFrame(try source.nextFrame())
         // Mapped pictures are not the pool's buffers, which own their memory.
         #expect((first.buffer.contiguousBytes == nil) == !throughFIFO)
 
         let delivered = DispatchSemaphore(value: 0)
         let third = Mutex<CapturedFrame?>(nil)
         DispatchQueue.global().async {
-            let frame = try? source.nextFrame()
-            third.withLock { $0 = frame }
+            third.withLock { slot in
+                do { slot = try source.nextFrame() } catch { slot = nil }
+            }
             delivered.signal()
         }
         #expect(delivered.wait(timeout: .now() + 0.3) == .timedOut, "no buffer is free, so no frame can be read")
-        first.buffer.release()
+        let firstBuffer = first.buffer
+        first.release()
         try #require(delivered.wait(timeout: .now() + 10) == .success)
-        let frame = try #require(third.withLock { $0 })
+        let frame = try requireFrame(third.withLock { $0.take() })
         #expect(frame.sequence == 2)
-        if throughFIFO { #expect(frame.buffer === first.buffer) }
+        if throughFIFO { #expect(frame.buffer === firstBuffer) }
         #expect(pictureBytes(frame.buffer) == Y4MSourceStreamTests.picture(2, size: Self.pictureSize))
-        frame.buffer.release()
-        second.buffer.release()
-        let last = try #require(try source.nextFrame())
+        frame.release()
+        second.release()
+        let last = try requireFrame(try source.nextFrame())
         #expect(pictureBytes(last.buffer) == Y4MSourceStreamTests.picture(3, size: Self.pictureSize))
-        last.buffer.release()
-        #expect(try source.nextFrame() == nil)
+        last.release()
+        #expect(try noFrame { try source.nextFrame() })
         written.wait()
     }
 }

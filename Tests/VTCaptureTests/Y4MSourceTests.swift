@@ -25,7 +25,7 @@ struct Y4MSourceFFmpegTests {
         while let frame = try source.nextFrame() {
             #expect(frame.sequence == UInt64(pictures.count))
             pictures.append(pictureBytes(frame.buffer))
-            frame.buffer.release()
+            frame.release()
         }
         return pictures
     }
@@ -64,7 +64,7 @@ struct Y4MSourceFFmpegTests {
         var times: [MediaTime] = []
         while let frame = try source.nextFrame() {
             times.append(frame.pts)
-            frame.buffer.release()
+            frame.release()
         }
         #expect(times == (0..<4).map { MediaTime(value: Int64($0) * 1001, timescale: 30000) })
         #expect(times[3].seconds == 3003.0 / 30000.0)
@@ -83,7 +83,7 @@ struct Y4MSourceFFmpegTests {
             let bytes = pictureBytes(frame.buffer)
             #expect(Array(bytes[..<(96 * 64)]) == luma[count])
             #expect(bytes[(96 * 64)...].allSatisfy { $0 == 128 })
-            frame.buffer.release()
+            frame.release()
             count += 1
         }
         #expect(count == 3)
@@ -146,13 +146,13 @@ struct Y4MSourceStreamTests {
         #expect(source.format.sampleAspectRatio == nil)
         #expect(source.format.fullRange == nil)
         for n in 0..<3 {
-            let frame = try #require(try source.nextFrame())
+            let frame = try requireFrame(try source.nextFrame())
             #expect(pictureBytes(frame.buffer) == Self.picture(n, size: size))
             #expect(frame.buffer.planes.map(\.rowBytes) == [33, 17, 17])
             #expect(frame.buffer.planes.map(\.rows) == [17, 9, 9])
-            frame.buffer.release()
+            frame.release()
         }
-        #expect(try source.nextFrame() == nil)
+        #expect(try noFrame { try source.nextFrame() })
     }
 
     @Test func readsAspectColourRangeAndFrameParameters() throws {
@@ -164,9 +164,9 @@ struct Y4MSourceStreamTests {
         #expect(source.format.sampleAspectRatio?.width == 16)
         #expect(source.format.sampleAspectRatio?.height == 11)
         #expect(source.format.fullRange == false)
-        let frame = try #require(try source.nextFrame())
+        let frame = try requireFrame(try source.nextFrame())
         #expect(pictureBytes(frame.buffer) == Self.picture(0, size: 384))
-        frame.buffer.release()
+        frame.release()
     }
 
     @Test func warnsAboutInterlacingAndAMissingRate() throws {
@@ -192,13 +192,13 @@ struct Y4MSourceStreamTests {
         var count = 0
         while let frame = try source.nextFrame() {
             #expect(pictureBytes(frame.buffer) == Self.picture(count, size: size))
-            frame.buffer.release()
+            frame.release()
             count += 1
         }
         #expect(count == 3)
         #expect(source.statistics.truncatedFrames == 1)
         #expect(messages.all == ["warning: \(path): last frame is truncated (\(size - 100) of \(size) bytes): it is not encoded"])
-        #expect(try source.nextFrame() == nil)
+        #expect(try noFrame { try source.nextFrame() })
     }
 
     @Test(arguments: ["FRA", "FRAME", "FRAME Ip"])
@@ -207,8 +207,8 @@ struct Y4MSourceStreamTests {
         var data = Self.stream(header: "YUV4MPEG2 W16 H16 F30:1", size: 384, frames: 2)
         data.append(contentsOf: Array(tail.utf8))
         let source = try Y4MSource(path: try write(data, dir), logger: RecordingLogHandler.logger().0)
-        for _ in 0..<2 { try #require(try source.nextFrame()).buffer.release() }
-        #expect(try source.nextFrame() == nil)
+        for _ in 0..<2 { try requireFrame(try source.nextFrame()).release() }
+        #expect(try noFrame { try source.nextFrame() })
         #expect(source.statistics.truncatedFrames == 1)
     }
 
@@ -220,9 +220,9 @@ struct Y4MSourceStreamTests {
         data.append(contentsOf: Self.picture(2, size: 384))
         let path = try write(data, dir)
         let source = try Y4MSource(path: path)
-        for _ in 0..<2 { try #require(try source.nextFrame()).buffer.release() }
+        for _ in 0..<2 { try requireFrame(try source.nextFrame()).release() }
         let offset = Int64(header.utf8.count + 1 + 2 * (6 + 384))
-        let error = #expect(throws: CaptureError.self) { try source.nextFrame() }
+        let error = #expect(throws: CaptureError.self) { _ = try source.nextFrame() }
         #expect(error == .malformedFrameMarker(path: path, frame: 2, offset: offset))
         #expect(error?.description == "\(path): frame 2 (byte \(offset)) does not start with a FRAME marker: the stream is damaged or its header gives the wrong size")
     }
@@ -233,10 +233,10 @@ struct Y4MSourceStreamTests {
         let header = "YUV4MPEG2 W16 H8 F30:1"
         let path = try write(Self.stream(header: header, size: 384, frames: 3), dir)
         let source = try Y4MSource(path: path)
-        try #require(try source.nextFrame()).buffer.release()
+        try requireFrame(try source.nextFrame()).release()
         let offset = Int64(header.utf8.count + 1 + 6 + 192)
         #expect(throws: CaptureError.malformedFrameMarker(path: path, frame: 1, offset: offset)) {
-            try source.nextFrame()
+            _ = try source.nextFrame()
         }
     }
 
@@ -294,9 +294,9 @@ struct Y4MSourceStreamTests {
     @Test func stopEndsTheStream() throws {
         let dir = try TemporaryDirectory()
         let source = try Y4MSource(path: try write(Self.stream(header: "YUV4MPEG2 W16 H16 F30:1", size: 384, frames: 5), dir))
-        try #require(try source.nextFrame()).buffer.release()
+        try requireFrame(try source.nextFrame()).release()
         source.stop()
-        #expect(try source.nextFrame() == nil)
-        #expect(try source.nextFrame() == nil)
+        #expect(try noFrame { try source.nextFrame() })
+        #expect(try noFrame { try source.nextFrame() })
     }
 }

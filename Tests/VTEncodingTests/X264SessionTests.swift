@@ -48,10 +48,20 @@ import VTCore
         for n in 0..<count {
             Self.fill(buffer, frame: n)
             try session.encode(buffer, pts: MediaTime(value: Int64(n), timescale: 25),
-                               forceKeyFrame: forceKeyFrameAt.contains(n))
+                               forceKeyFrame: forceKeyFrameAt.contains(n), token: FrameToken(UInt64(1000 + n)))
         }
         try session.completeFrames()
         return (session, collector.frames)
+    }
+
+    /// Each frame comes back with the token its picture went in with, whatever order x264
+    /// hands frames out in (B-frames reorder them) — token 0 included.
+    @Test func everyFrameCarriesItsPicturesToken() throws {
+        let (_, frames) = try encode(settings { $0.bFrames = 3; $0.speed = "medium" }, count: 40)
+        #expect(frames.count == 40)
+        #expect(frames.map(\.token.rawValue).sorted() == (0..<40).map { UInt64(1000 + $0) })
+        for frame in frames { #expect(frame.token.rawValue == UInt64(1000) + UInt64(frame.pts.value)) }
+        #expect(frames.map(\.token) != frames.map(\.token).sorted { $0.rawValue < $1.rawValue }, "B-frames reorder")
     }
 
     func settings(_ change: (inout EncoderSettings) -> Void = { _ in }) -> EncoderSettings {

@@ -29,7 +29,7 @@ import Glibc
 
     static func frame(_ units: [[UInt8]], key: Bool, index: Int64 = 0) -> EncodedFrame {
         let time = MediaTime(value: index, timescale: 30)
-        return EncodedFrame(data: avcc(units), pts: time, dts: time, isKeyFrame: key)
+        return EncodedFrame(data: avcc(units), pts: time, dts: time, isKeyFrame: key, token: FrameToken(UInt64(index)))
     }
 
     static func temporaryPath(_ name: String) -> String {
@@ -52,15 +52,15 @@ import Glibc
         try writer.write(Self.frame([Self.sei, Self.idrSlice], key: true, index: 0), format: Self.format)
         try writer.write(Self.frame([Self.pSlice], key: false, index: 1), format: Self.format)
         try writer.write(Self.frame([Self.idrSlice], key: true, index: 2), format: Self.format)
-        try writer.close()
+        try writer.finish(keepEmpty: true)
 
         let expected = [Self.sps, Self.pps, Self.sei, Self.idrSlice, Self.pSlice, Self.sps, Self.pps, Self.idrSlice]
             .flatMap { Self.startCode + $0 }
         let bytes = try Self.contents(path)
         #expect(bytes == expected)
-        #expect(writer.bytesWritten == Int64(expected.count))
-        #expect(writer.framesWritten == 3)
-        #expect(writer.keyFramesWritten == 2)
+        #expect(writer.statistics.bytes == Int64(expected.count))
+        #expect(writer.statistics.frames == 3)
+        #expect(writer.statistics.keyFrames == 2)
     }
 
     @Test func newParameterSetsAreWrittenFromTheNextKeyframe() throws {
@@ -72,7 +72,7 @@ import Glibc
         let writer = try AnnexBWriter(path: path, overwrite: false)
         try writer.write(Self.frame([Self.idrSlice], key: true, index: 0), format: Self.format)
         try writer.write(Self.frame([Self.idrSlice], key: true, index: 1), format: changed)
-        try writer.close()
+        try writer.finish(keepEmpty: true)
         #expect(Self.nalUnits(try Self.contents(path))
             == [Self.sps, Self.pps, Self.idrSlice, changedSPS, Self.pps, Self.idrSlice])
     }
@@ -84,9 +84,9 @@ import Glibc
         format.nalUnitLengthSize = 2
         let writer = try AnnexBWriter(path: path, overwrite: false)
         let frame = EncodedFrame(data: Self.avcc([Self.idrSlice], lengthSize: 2), pts: .zero, dts: .zero,
-                                 isKeyFrame: true)
+                                 isKeyFrame: true, token: FrameToken(0))
         try writer.write(frame, format: format)
-        try writer.close()
+        try writer.finish(keepEmpty: true)
         #expect(Self.nalUnits(try Self.contents(path)) == [Self.sps, Self.pps, Self.idrSlice])
     }
 
@@ -95,11 +95,11 @@ import Glibc
         defer { unlink(path) }
         let writer = try AnnexBWriter(path: path, overwrite: false)
         // The length prefix runs past the end of the data.
-        let bad = EncodedFrame(data: [0, 0, 0, 9, 0x65, 0x88], pts: .zero, dts: .zero, isKeyFrame: true)
+        let bad = EncodedFrame(data: [0, 0, 0, 9, 0x65, 0x88], pts: .zero, dts: .zero, isKeyFrame: true, token: FrameToken(0))
         #expect(throws: OutputError.self) { try writer.write(bad, format: Self.format) }
-        try writer.close()
+        try writer.finish(keepEmpty: true)
         #expect(try Self.contents(path).isEmpty)
-        #expect(writer.framesWritten == 0)
+        #expect(writer.statistics.frames == 0)
     }
 
     @Test func anExistingFileIsKeptUnlessOverwriteIsAsked() throws {
@@ -111,7 +111,7 @@ import Glibc
 
         let writer = try AnnexBWriter(path: path, overwrite: true)
         try writer.write(Self.frame([Self.idrSlice], key: true), format: Self.format)
-        try writer.close()
+        try writer.finish(keepEmpty: true)
         #expect(Self.nalUnits(try Self.contents(path)) == [Self.sps, Self.pps, Self.idrSlice])
     }
 
@@ -136,8 +136,8 @@ import Glibc
         #expect(throws: OutputError.diskFull(path: "/dev/full")) {
             try writer.write(Self.frame([Self.idrSlice], key: true), format: Self.format)
         }
-        #expect(writer.framesWritten == 0)
-        #expect(writer.bytesWritten == 0)
+        #expect(writer.statistics.frames == 0)
+        #expect(writer.statistics.bytes == 0)
     }
 
     @Test func aNamedPipeIsWrittenAsItIs() async throws {
@@ -151,7 +151,7 @@ import Glibc
         // Opening a FIFO for writing waits for a reader: the task above.
         let writer = try AnnexBWriter(path: path, overwrite: false)
         try writer.write(Self.frame([Self.idrSlice], key: true), format: Self.format)
-        try writer.close()
+        try writer.finish(keepEmpty: true)
         #expect(Self.nalUnits(await reader.value) == [Self.sps, Self.pps, Self.idrSlice])
     }
 
@@ -174,20 +174,19 @@ import Glibc
     @Test func anUnusedFileIsRemovedOnlyWhenTheWriterMadeIt() throws {
         let empty = Self.temporaryPath("unused.h264")
         let unused = try AnnexBWriter(path: empty, overwrite: false)
-        #expect(unused.removeIfUnused())
+        unused.abandon()
         #expect(!FileManager.default.fileExists(atPath: empty))
 
         let written = Self.temporaryPath("written.h264")
         defer { unlink(written) }
         let writer = try AnnexBWriter(path: written, overwrite: false)
         try writer.write(Self.frame([Self.idrSlice], key: true), format: Self.format)
-        #expect(!writer.removeIfUnused())
-        try writer.close()
+        try writer.finish(keepEmpty: false)
         #expect(try Self.contents(written).count > 0)
 
         // An existing file replaced with --overwrite was the user's: it stays, empty.
         let replaced = try AnnexBWriter(path: written, overwrite: true)
-        #expect(!replaced.removeIfUnused())
+        try replaced.finish(keepEmpty: false)
         #expect(FileManager.default.fileExists(atPath: written))
 
         // Nor is a named pipe (or device) it was given. A pipe of the test's own, so a writer
@@ -198,7 +197,16 @@ import Glibc
         let readEnd = open(fifo, O_RDONLY | O_NONBLOCK)
         try #require(readEnd >= 0)
         defer { close(readEnd) }
-        #expect(!(try AnnexBWriter(path: fifo, overwrite: false)).removeIfUnused())
+        (try AnnexBWriter(path: fifo, overwrite: false)).abandon()
         #expect(FileManager.default.fileExists(atPath: fifo))
+    }
+}
+
+extension MediaOutput {
+    /// As the recorder writes: the header whenever the parameter sets may have changed, then
+    /// the frame.
+    func write(_ frame: EncodedFrame, format: FormatDescription) throws(OutputError) {
+        try writeHeader(format)
+        try write(frame)
     }
 }

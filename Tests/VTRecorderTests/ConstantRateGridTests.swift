@@ -7,63 +7,70 @@ import VTCore
 @Suite struct ConstantRateGridTests {
     static let thirty = FrameRate(numerator: 30, denominator: 1)!
 
-    /// A frame captured `milliseconds` after the first, numbered `sequence`.
-    static func frame(_ sequence: UInt64, at milliseconds: Double) -> CapturedFrame {
-        CapturedFrame(buffer: PixelBuffer(format: .i420, width: 16, height: 16),
-                      pts: MediaTime(seconds: milliseconds / 1000, timescale: 1_000_000), sequence: sequence)
-    }
-
-    /// Feeds frames through a grid; returns (sequence, slots) per emission and the displaced.
-    static func run(_ frames: [CapturedFrame]) -> (emitted: [(UInt64, Range<Int64>)], displaced: [UInt64]) {
+    /// Feeds frames (sequence, milliseconds after the first) through a grid; returns
+    /// (sequence, slots) per emission and the frames released without one (displaced), each
+    /// known by its buffer's release.
+    static func run(_ frames: [(UInt64, Double)])
+        -> (emitted: [(UInt64, Range<Int64>)], displaced: [UInt64]) {
+        let released = ReleaseLog()
         var grid = ConstantRateGrid(rate: thirty)
         var emitted: [(UInt64, Range<Int64>)] = []
-        var displaced: [UInt64] = []
-        for frame in frames {
-            let (emission, lost) = grid.add(frame)
-            if let emission { emitted.append((emission.frame.sequence, emission.slots)) }
-            if let lost { displaced.append(lost.sequence) }
+        for (sequence, milliseconds) in frames {
+            let storage = PixelBuffer(format: .i420, width: 16, height: 16)
+            let buffer = PixelBuffer(format: .i420, width: 16, height: 16, planes: storage.planes) { _ in
+                _ = storage
+                released.append(sequence)
+            }
+            buffer.beginLease()
+            let frame = CapturedFrame(leasing: buffer, pts: MediaTime(seconds: milliseconds / 1000, timescale: 1_000_000),
+                                      sequence: sequence)
+            if let emission = grid.add(frame) {
+                emitted.append((emission.frame.sequence, emission.slots))
+                #expect(!released.sequences.contains(emission.frame.sequence))
+            }
         }
         if let last = grid.finish() { emitted.append((last.frame.sequence, last.slots)) }
-        return (emitted, displaced)
+        let emittedSequences = Set(emitted.map { $0.0 })
+        return (emitted, released.sequences.filter { !emittedSequences.contains($0) })
     }
 
     @Test func steadyFramesFillOneSlotEach() {
-        let frames = (0..<5).map { Self.frame(UInt64($0), at: Double($0) * 1000 / 30 + 2) }
+        let frames = (0..<5).map { (UInt64($0), Double($0) * 1000 / 30 + 2) }
         let (emitted, displaced) = Self.run(frames)
-        #expect(emitted.map(\.0) == [0, 1, 2, 3, 4])
-        #expect(emitted.map(\.1) == [0..<1, 1..<2, 2..<3, 3..<4, 4..<5])
+        #expect(emitted.map { $0.0 } == [0, 1, 2, 3, 4])
+        #expect(emitted.map { $0.1 } == [0..<1, 1..<2, 2..<3, 3..<4, 4..<5])
         #expect(displaced.isEmpty)
     }
 
     @Test func aMissingFrameIsFilledByTheOneBefore() {
         // Frame 2 never came: frame 1 fills slots 1 and 2.
-        let frames = [0, 1, 3, 4].map { Self.frame(UInt64($0), at: Double($0) * 1000 / 30) }
+        let frames = [0, 1, 3, 4].map { (UInt64($0), Double($0) * 1000 / 30) }
         let (emitted, _) = Self.run(frames)
-        #expect(emitted.map(\.0) == [0, 1, 3, 4])
-        #expect(emitted.map(\.1) == [0..<1, 1..<3, 3..<4, 4..<5])
+        #expect(emitted.map { $0.0 } == [0, 1, 3, 4])
+        #expect(emitted.map { $0.1 } == [0..<1, 1..<3, 3..<4, 4..<5])
     }
 
     @Test func halfTheRateRepeatsEveryFrame() {
-        let frames = (0..<4).map { Self.frame(UInt64($0), at: Double($0) * 1000 / 15) }
+        let frames = (0..<4).map { (UInt64($0), Double($0) * 1000 / 15) }
         let (emitted, _) = Self.run(frames)
         #expect(emitted.map { $0.1.count }.reduce(0, +) == 7)
         #expect(emitted.dropLast().allSatisfy { $0.1.count == 2 })
     }
 
     @Test func twoFramesInOneSlotKeepTheLater() {
-        let frames = [Self.frame(0, at: 0), Self.frame(1, at: 30), Self.frame(2, at: 40), Self.frame(3, at: 66)]
+        let frames: [(UInt64, Double)] = [(0, 0), (1, 30), (2, 40), (3, 66)]
         let (emitted, displaced) = Self.run(frames)
         #expect(displaced == [1])
-        #expect(emitted.map(\.0) == [0, 2, 3])
-        #expect(emitted.map(\.1) == [0..<1, 1..<2, 2..<3])
+        #expect(emitted.map { $0.0 } == [0, 2, 3])
+        #expect(emitted.map { $0.1 } == [0..<1, 1..<2, 2..<3])
     }
 
     @Test func aTimestampGoingBackwardsTakesTheSlotOfTheFrameBefore() {
-        let frames = [Self.frame(0, at: 0), Self.frame(1, at: 33), Self.frame(2, at: 10), Self.frame(3, at: 67)]
+        let frames: [(UInt64, Double)] = [(0, 0), (1, 33), (2, 10), (3, 67)]
         let (emitted, displaced) = Self.run(frames)
         #expect(displaced == [1])
-        #expect(emitted.map(\.0) == [0, 2, 3])
-        #expect(emitted.map(\.1) == [0..<1, 1..<2, 2..<3])
+        #expect(emitted.map { $0.0 } == [0, 2, 3])
+        #expect(emitted.map { $0.1 } == [0..<1, 1..<2, 2..<3])
     }
 
     @Test func slotTimesAreExactMultiplesOfTheFrameDuration() {
@@ -84,4 +91,11 @@ import VTCore
         #expect(histogram.quantile(1) == 60_000)
         #expect(histogram.count == 101)
     }
+}
+
+/// Sequences of frames whose buffers were given back, in order.
+private final class ReleaseLog: @unchecked Sendable {
+    // @unchecked Sendable: the grid tests release buffers on their own thread only.
+    private(set) var sequences: [UInt64] = []
+    func append(_ sequence: UInt64) { sequences.append(sequence) }
 }

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Testing
 import VTCapture
 import VTCore
@@ -12,13 +13,13 @@ import VTOutput
     /// A camera whose frames come out in a fixed order against the encoder: frame 1 only once
     /// the encoder is busy with frame 0, and the stop is asked for as frame `stopAt` is handed out.
     final class ScriptedCamera: CaptureSource, @unchecked Sendable {
+        // @unchecked Sendable: `next` is touched by the capture thread only.
         let format = SourceFormat(pixelFormat: .i420, width: 64, height: 64,
                                   frameRate: FrameRate(numerator: 30, denominator: 1)!, isLive: true)
         let statistics = CaptureStatistics()
         let encoderBusy = DispatchSemaphore(value: 0)
-        let encoderMayGoOn = DispatchSemaphore(value: 0)
         let stopAt: UInt64
-        var onStop: (() -> Void)?
+        var onStop: (@Sendable () -> Void)?
         private var next: UInt64 = 0
 
         init(stopAt: UInt64) { self.stopAt = stopAt }
@@ -28,40 +29,54 @@ import VTOutput
             guard sequence <= stopAt else { return nil }
             next += 1
             if sequence == 1 { encoderBusy.wait() }
-            if sequence == stopAt {
-                onStop?()
-                // Long after the capture thread has found the queue full.
-                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(300)) { [self] in
-                    encoderMayGoOn.signal()
-                }
-            }
+            if sequence == stopAt { onStop?() }
             let buffer = PixelBuffer(format: .i420, width: 64, height: 64)
             buffer.beginLease()
-            return CapturedFrame(buffer: buffer, pts: MediaTime(value: Int64(sequence), timescale: 30),
+            return CapturedFrame(leasing: buffer, pts: MediaTime(value: Int64(sequence), timescale: 30),
                                  sequence: sequence)
         }
 
         func stop() {}
     }
 
-    @Test func theFrameInHandAtTheStopIsEncodedEvenWithTheQueueFull() throws {
+    @Test func theFrameInHandAtTheStopIsEncodedEvenWithTheQueueFull() async {
         // Queue of one: frame 0 is in the encoder, 1 fills the queue, 2 is dropped, and the stop
-        // comes with 3 in hand and no room for it.
-        let camera = ScriptedCamera(stopAt: 3)
-        // The encoder holds on to frame 0 until the camera lets it go.
-        let session = StubSession { index in
-            guard index == 0 else { return }
-            camera.encoderBusy.signal()
-            camera.encoderMayGoOn.wait()
+        // comes with 3 in hand and no room for it. The encoder goes on with frame 0 only once
+        // the capture thread waits for room for frame 3.
+        let (result, encoded) = await onOwnThread { () -> (RecordingResult, [Int64]) in
+            let camera = ScriptedCamera(stopAt: 3)
+            let box = ControlBox()
+            let session = StubSession(onEncode: { index in
+                guard index == 0 else { return }
+                camera.encoderBusy.signal()
+                box.control?.queue.waitForBlockedProducer()
+            })
+            let recorder = Recorder(source: camera, realTime: true, limits: RecordingLimits(),
+                                    depth: PipelineDepth(queue: 1),
+                                    makeSession: { _ in session },
+                                    makeOutput: { try AnnexBWriter(path: "/dev/null", overwrite: true) })
+            box.control = recorder.control
+            camera.onStop = { [control = recorder.control] in control.requestStop() }
+            return (recorder.run(), session.encoded)
         }
-        let recorder = Recorder(source: camera, realTime: true, limits: RecordingLimits(), queueCapacity: 1,
-                                makeSession: { _ in session },
-                                makeWriter: { try SegmentWriter(template: OutputTemplate("/dev/null"), device: "scripted", overwrite: true) })
-        camera.onStop = { [weak recorder] in recorder?.requestStop() }
-        let result = recorder.run()
         #expect(result.stopReason == .signal)
         #expect(result.statistics.framesCaptured == 4)
         #expect(result.statistics.droppedQueue == 1)
-        #expect(session.encoded == [0, 1, 3])
+        #expect(encoded == [0, 1, 3])
+    }
+}
+
+/// The recorder's control, handed to a session made before the recorder.
+final class ControlBox: @unchecked Sendable {
+    // @unchecked Sendable: set once before the recording starts, read on its encoder thread.
+    var control: RecordingControl?
+}
+
+/// Runs `body` on a thread of its own and waits for it without blocking a thread of Swift's
+/// cooperative pool: a recording blocks its thread on semaphores and locks.
+func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        let thread = Thread { continuation.resume(returning: body()) }
+        thread.start()
     }
 }

@@ -45,7 +45,8 @@ public final class VAAPISession: CompressionSession {
     private var nextDisplayIndex = 0
     private var inFlight: [Submitted] = []
     private var decodeTimes: DecodeTimes
-    private var presentationTimes: [Int: MediaTime] = [:]
+    /// Presentation time and token of each picture in the session, by display index.
+    private var arrivals: [Int: (pts: MediaTime, token: FrameToken)] = [:]
     /// Pictures submitted and not yet collected at most; the hardware codes one while the
     /// next is uploaded.
     private let pipelineDepth = 2
@@ -170,7 +171,7 @@ public final class VAAPISession: CompressionSession {
         return surfaces
     }
 
-    public func encode(_ buffer: PixelBuffer, pts: MediaTime, forceKeyFrame: Bool) throws {
+    public func encode(_ buffer: PixelBuffer, pts: MediaTime, forceKeyFrame: Bool, token: FrameToken) throws {
         guard let uploader else { preconditionFailure("encode before prepare") }
         let index = nextDisplayIndex
         guard buffer.width == width, buffer.height == height else {
@@ -187,7 +188,7 @@ public final class VAAPISession: CompressionSession {
         }
         nextDisplayIndex += 1
         waiting[index] = input
-        presentationTimes[index] = pts
+        arrivals[index] = (pts, token)
         decodeTimes.arrived(pts)
         for picture in planner.push(forceKeyFrame: forceKeyFrame) {
             try submit(picture)
@@ -324,8 +325,9 @@ public final class VAAPISession: CompressionSession {
             throw EncoderError.encodeFailed(encoder: "vaapi", frame: picture.displayIndex,
                                             reason: "the driver returned no slice data")
         }
-        let pts = presentationTimes.removeValue(forKey: picture.displayIndex)!
+        let arrival = arrivals.removeValue(forKey: picture.displayIndex)!
         let dts = decodeTimes.next()
-        try output(EncodedFrame(data: data, pts: pts, dts: dts, isKeyFrame: picture.kind == .idr))
+        try output(EncodedFrame(data: data, pts: arrival.pts, dts: dts, isKeyFrame: picture.kind == .idr,
+                                token: arrival.token))
     }
 }

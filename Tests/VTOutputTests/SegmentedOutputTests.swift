@@ -8,7 +8,7 @@ import Glibc
 #endif
 
 /// The run of files behind segmenting: names, totals, the ring of --max-files, refusals.
-@Suite struct SegmentWriterTests {
+@Suite struct SegmentedOutputTests {
     static let format = AnnexBWriterTests.format
 
     static func key(_ index: Int64) -> EncodedFrame {
@@ -17,6 +17,16 @@ import Glibc
 
     static func delta(_ index: Int64) -> EncodedFrame {
         AnnexBWriterTests.frame([AnnexBWriterTests.pSlice], key: false, index: index)
+    }
+
+    /// Raw streams in each file, as the recorder makes them.
+    static func segmented(template: OutputTemplate, device: String, preset: String? = nil, overwrite: Bool,
+                          maxFiles: Int? = nil, now: @escaping () -> Date = Date.init,
+                          warn: @escaping (String) -> Void = { _ in }) throws(OutputError) -> SegmentedOutput {
+        try SegmentedOutput(template: template, policy: nil, device: device, preset: preset, maxFiles: maxFiles,
+                            now: now, warn: warn) { path throws(OutputError) in
+            try AnnexBWriter(path: path, overwrite: overwrite)
+        }
     }
 
     static func directory() throws -> URL {
@@ -32,21 +42,21 @@ import Glibc
     @Test func eachSegmentIsAFileOfItsOwnStartingWithParameterSets() throws {
         let dir = try Self.directory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let writer = try SegmentWriter(template: OutputTemplate(dir.path + "/s-{n:02}.h264"), device: "video0", overwrite: false)
+        let writer = try Self.segmented(template: OutputTemplate(dir.path + "/s-{n:02}.h264"), device: "video0", overwrite: false)
         try writer.write(Self.key(0), format: Self.format)
         try writer.write(Self.delta(1), format: Self.format)
         try writer.startNextSegment()
         try writer.write(Self.key(2), format: Self.format)
-        try writer.close()
+        try writer.finish(keepEmpty: true)
 
         #expect(try Self.names(dir) == ["s-00.h264", "s-01.h264"])
         #expect(writer.paths == [dir.path + "/s-00.h264", dir.path + "/s-01.h264"])
         let second = try AnnexBWriterTests.contents(dir.path + "/s-01.h264")
         #expect(AnnexBWriterTests.nalUnits(second) == [AnnexBWriterTests.sps, AnnexBWriterTests.pps, AnnexBWriterTests.idrSlice])
         let first = try AnnexBWriterTests.contents(dir.path + "/s-00.h264")
-        #expect(writer.framesWritten == 3)
-        #expect(writer.keyFramesWritten == 2)
-        #expect(writer.bytesWritten == Int64(first.count + second.count))
+        #expect(writer.statistics.frames == 3)
+        #expect(writer.statistics.keyFrames == 2)
+        #expect(writer.statistics.bytes == Int64(first.count + second.count))
         #expect(writer.segmentBytesWritten == Int64(second.count))
     }
 
@@ -54,18 +64,17 @@ import Glibc
         let dir = try Self.directory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let template = try OutputTemplate(dir.path + "/s-{n}.h264")
-        let unused = try SegmentWriter(template: template, device: "video0", overwrite: false)
-        #expect(unused.removeIfUnused())
+        let unused = try Self.segmented(template: template, device: "video0", overwrite: false)
+        unused.abandon()
         #expect(try Self.names(dir).isEmpty)
         #expect(unused.paths.isEmpty)
 
-        let used = try SegmentWriter(template: template, device: "video0", overwrite: false)
+        let used = try Self.segmented(template: template, device: "video0", overwrite: false)
         try used.write(Self.key(0), format: Self.format)
-        #expect(!used.removeIfUnused())
         #expect(try Self.names(dir) == ["s-0.h264"])
         // A segment that never got its first frame (the disk filled up) goes; the one before stays.
         try used.startNextSegment()
-        #expect(used.removeIfUnused())
+        used.abandon()
         #expect(try Self.names(dir) == ["s-0.h264"])
         #expect(used.paths == [dir.path + "/s-0.h264"])
     }
@@ -75,10 +84,10 @@ import Glibc
         defer { try? FileManager.default.removeItem(at: dir) }
         let times = [Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: 61)]
         let clock = FixedTimes(times)
-        let writer = try SegmentWriter(template: OutputTemplate(dir.path + "/%H%M%S-{device}-{preset}-{n}.h264"),
+        let writer = try Self.segmented(template: OutputTemplate(dir.path + "/%H%M%S-{device}-{preset}-{n}.h264"),
                                        device: "cam", overwrite: false, now: clock.next)
         try writer.startNextSegment()
-        try writer.close()
+        try writer.finish(keepEmpty: true)
         let expected = try times.enumerated().map { n, date in
             try OutputTemplate("%H%M%S").expand(.init(date: date, device: "")) + "-cam-default-\(n).h264"
         }
@@ -89,7 +98,7 @@ import Glibc
     @Test func maxFilesKeepsTheNewestAndNeverTheCurrent() throws {
         let dir = try Self.directory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let writer = try SegmentWriter(template: OutputTemplate(dir.path + "/{n}.h264"), device: "d", overwrite: false,
+        let writer = try Self.segmented(template: OutputTemplate(dir.path + "/{n}.h264"), device: "d", overwrite: false,
                                        maxFiles: 2)
         try writer.write(Self.key(0), format: Self.format)
         try writer.startNextSegment()
@@ -102,9 +111,9 @@ import Glibc
         try writer.startNextSegment()
         #expect(try Self.names(dir) == ["3.h264", "4.h264"])
         #expect(writer.paths.count == 5)
-        try writer.close()
+        try writer.finish(keepEmpty: true)
 
-        let one = try SegmentWriter(template: OutputTemplate(dir.path + "/one-{n}.h264"), device: "d", overwrite: false,
+        let one = try Self.segmented(template: OutputTemplate(dir.path + "/one-{n}.h264"), device: "d", overwrite: false,
                                     maxFiles: 1)
         try one.startNextSegment()
         #expect(try Self.names(dir).filter { $0.hasPrefix("one-") } == ["one-1.h264"])
@@ -114,14 +123,14 @@ import Glibc
         let dir = try Self.directory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let warnings = Warnings()
-        let writer = try SegmentWriter(template: OutputTemplate(dir.path + "/{n}.h264"), device: "d", overwrite: false,
+        let writer = try Self.segmented(template: OutputTemplate(dir.path + "/{n}.h264"), device: "d", overwrite: false,
                                        maxFiles: 1, warn: warnings.add)
         // unlink(2) refuses a directory (EISDIR), even to root.
         unlink(dir.path + "/0.h264")
         try FileManager.default.createDirectory(atPath: dir.path + "/0.h264/inside", withIntermediateDirectories: true)
         try writer.startNextSegment()
         try writer.write(Self.key(0), format: Self.format)
-        try writer.close()
+        try writer.finish(keepEmpty: true)
         #expect(warnings.lines.count == 1)
         #expect(warnings.lines.first?.contains(dir.path + "/0.h264") == true, "\(warnings.lines)")
         #expect(try Self.names(dir) == ["0.h264", "1.h264"])
@@ -131,16 +140,16 @@ import Glibc
         let dir = try Self.directory()
         defer { try? FileManager.default.removeItem(at: dir) }
         #expect(FileManager.default.createFile(atPath: dir.path + "/1.h264", contents: Data("old".utf8)))
-        let writer = try SegmentWriter(template: OutputTemplate(dir.path + "/{n}.h264"), device: "d", overwrite: false)
+        let writer = try Self.segmented(template: OutputTemplate(dir.path + "/{n}.h264"), device: "d", overwrite: false)
         try writer.write(Self.key(0), format: Self.format)
         #expect(throws: OutputError.exists(path: dir.path + "/1.h264")) { try writer.startNextSegment() }
         // The refused change leaves the totals of what was written.
-        #expect(writer.framesWritten == 1)
+        #expect(writer.statistics.frames == 1)
         #expect(writer.paths == [dir.path + "/0.h264"])
 
-        let replacing = try SegmentWriter(template: OutputTemplate(dir.path + "/{n}.h264"), device: "d", overwrite: true)
+        let replacing = try Self.segmented(template: OutputTemplate(dir.path + "/{n}.h264"), device: "d", overwrite: true)
         try replacing.startNextSegment()
-        try replacing.close()
+        try replacing.finish(keepEmpty: true)
         #expect(try AnnexBWriterTests.contents(dir.path + "/1.h264").isEmpty)
     }
 }

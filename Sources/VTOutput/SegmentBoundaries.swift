@@ -16,37 +16,33 @@ public struct SegmentPolicy: Sendable, Equatable {
     }
 }
 
-/// Where segments begin, decided on both sides of an encoder that delays frames (B-frames,
-/// lookahead): on the input side a frame that starts a segment is marked to be coded as a
-/// keyframe; on the output side the file changes when that keyframe comes out, in decode
-/// order.
-///
-/// The keyframe is known by its position, not its time: an IDR picture is decoded after every
-/// picture shown before it and before every picture shown after it, so the IDR made of the
-/// m-th frame fed is the m-th frame out. (Times would do only where the encoder hands back
-/// exactly the time it was given; x264 rounds it to whole frames.) So no frame is lost or
-/// lands in the wrong file.
+/// Where segments begin, decided on both sides of an encoder that delays and reorders frames
+/// (B-frames, lookahead): on the input side a frame that starts a segment is marked, by its
+/// token, to be coded as a keyframe; on the output side the file changes when that keyframe
+/// comes out, in decode order. An IDR picture is decoded after every picture shown before it
+/// and before every picture shown after it, so no frame lands in the wrong file. (Times would
+/// not do: x264 rounds them to whole frames.)
 ///
 /// A size is known only on the output side: a full file asks for the next frame fed to start
 /// a segment, so a file may exceed the size by what the encoder holds back.
 struct SegmentBoundaries {
     let policy: SegmentPolicy
     private var framesFed = 0
-    private var framesOut = 0
     /// k of the next time boundary k × duration.
     private var nextBoundary = 1
     private var sizeReached = false
-    /// Positions (in frames fed) of frames marked to start a segment whose keyframe has not
-    /// come out.
-    private var marked: [Int] = []
+    /// Frames marked to start a segment that have not come out yet.
+    private var marked: Set<FrameToken> = []
+    /// A marked frame came out but was not a keyframe: the next keyframe starts the file.
+    private var switchPending = false
 
     init(policy: SegmentPolicy) {
         self.policy = policy
     }
 
-    /// Input side: whether the frame at `pts` starts a new segment, so must be coded as a
-    /// keyframe.
-    mutating func startsSegment(at pts: MediaTime) -> Bool {
+    /// Input side: whether the frame `token` at `pts` starts a new segment, so must be coded
+    /// as a keyframe.
+    mutating func startsSegment(_ token: FrameToken, at pts: MediaTime) -> Bool {
         defer { framesFed += 1 }
         var starts = false
         if let duration = policy.duration {
@@ -62,24 +58,23 @@ struct SegmentBoundaries {
         }
         // The first frame goes to the file already open.
         guard starts, framesFed > 0 else { return false }
-        marked.append(framesFed)
+        marked.insert(token)
         return true
     }
 
-    /// Output side, before each frame is written, in the order they come out: whether it is a
-    /// marked frame's keyframe, so the next file must be opened for it. A marked frame the
-    /// encoder did not make a keyframe moves the change to the next keyframe after it.
+    /// Output side, before each frame is written, in the order they come out: whether the
+    /// next file must be opened for it. A marked frame the encoder did not make a keyframe
+    /// moves the change to the next keyframe after it.
     mutating func switchesFile(before frame: EncodedFrame) -> Bool {
-        let position = framesOut
-        framesOut += 1
-        guard frame.isKeyFrame, let first = marked.first, position >= first else { return false }
-        marked.removeAll { $0 <= position }
+        if marked.remove(frame.token) != nil { switchPending = true }
+        guard switchPending, frame.isKeyFrame else { return false }
+        switchPending = false
         return true
     }
 
     /// Output side, after a frame is written: the size of the file being written.
     mutating func written(segmentBytes: Int64) {
-        guard let maxBytes = policy.maxBytes, segmentBytes >= maxBytes, marked.isEmpty else { return }
+        guard let maxBytes = policy.maxBytes, segmentBytes >= maxBytes, marked.isEmpty, !switchPending else { return }
         sizeReached = true
     }
 }

@@ -1,6 +1,6 @@
 import Testing
 import VTCore
-@testable import VTRecorder
+@testable import VTOutput
 
 /// Segment boundaries on both sides of an encoder that delays and reorders frames.
 @Suite struct SegmentBoundariesTests {
@@ -24,7 +24,8 @@ import VTCore
         func drainReady(keepLast count: Int) {
             while decodeOrder.count > count {
                 let out = decodeOrder.removeFirst()
-                let encoded = EncodedFrame(data: [], pts: time(out.frame), dts: time(out.frame), isKeyFrame: out.key)
+                let encoded = EncodedFrame(data: [], pts: time(out.frame), dts: time(out.frame), isKeyFrame: out.key,
+                                           token: FrameToken(UInt64(out.frame)))
                 if boundaries.switchesFile(before: encoded) {
                     files.append([])
                     fileBytes = 0
@@ -35,7 +36,7 @@ import VTCore
             }
         }
         for n in 0..<frames {
-            let forced = boundaries.startsSegment(at: time(n))
+            let forced = boundaries.startsSegment(FrameToken(UInt64(n)), at: time(n))
             if n == 0 || forced || n - lastKey >= keyInterval {
                 if let anchor = pending.popLast() { emit([(anchor, false)] + pending.map { ($0, false) }) }
                 pending = []
@@ -72,18 +73,18 @@ import VTCore
     @Test func theFirstFileIsNotCutBeforeItsFirstFrame() {
         var boundaries = SegmentBoundaries(policy: SegmentPolicy(duration: 1))
         // A source whose first frame is late (a camera after a pause) still opens file 0 with it.
-        #expect(boundaries.startsSegment(at: Self.time(95)) == false)
-        #expect(boundaries.startsSegment(at: Self.time(120)) == true)
-        #expect(boundaries.startsSegment(at: Self.time(121)) == false)
+        #expect(boundaries.startsSegment(FrameToken(95), at: Self.time(95)) == false)
+        #expect(boundaries.startsSegment(FrameToken(120), at: Self.time(120)) == true)
+        #expect(boundaries.startsSegment(FrameToken(121), at: Self.time(121)) == false)
     }
 
     @Test func aSkippedBoundaryStartsOnlyOneFile() {
         var boundaries = SegmentBoundaries(policy: SegmentPolicy(duration: 1))
-        #expect(boundaries.startsSegment(at: Self.time(0)) == false)
+        #expect(boundaries.startsSegment(FrameToken(0), at: Self.time(0)) == false)
         // A gap across three boundaries: one new file, then none until 5 s.
-        #expect(boundaries.startsSegment(at: Self.time(120)) == true)
-        #expect(boundaries.startsSegment(at: Self.time(149)) == false)
-        #expect(boundaries.startsSegment(at: Self.time(150)) == true)
+        #expect(boundaries.startsSegment(FrameToken(120), at: Self.time(120)) == true)
+        #expect(boundaries.startsSegment(FrameToken(149), at: Self.time(149)) == false)
+        #expect(boundaries.startsSegment(FrameToken(150), at: Self.time(150)) == true)
     }
 
     @Test func keyframesOfTheEncoderAloneDoNotCut() {
@@ -111,10 +112,11 @@ import VTCore
     @Test func aMarkedFrameTheEncoderDidNotMakeAKeyframeMovesTheCutToTheNextKeyframe() {
         var boundaries = SegmentBoundaries(policy: SegmentPolicy(duration: 1))
         for n in 0..<60 {
-            #expect(boundaries.startsSegment(at: Self.time(n)) == (n == 30))
+            #expect(boundaries.startsSegment(FrameToken(UInt64(n)), at: Self.time(n)) == (n == 30))
         }
         func out(_ n: Int, key: Bool) -> Bool {
-            boundaries.switchesFile(before: EncodedFrame(data: [], pts: Self.time(n), dts: Self.time(n), isKeyFrame: key))
+            boundaries.switchesFile(before: EncodedFrame(data: [], pts: Self.time(n), dts: Self.time(n), isKeyFrame: key,
+                                                         token: FrameToken(UInt64(n))))
         }
         let switches = (0..<60).map { out($0, key: $0 == 0 || $0 == 40 || $0 == 50) }
         #expect(switches.indices.filter { switches[$0] } == [40])
@@ -122,15 +124,15 @@ import VTCore
 
     /// Encoders that count time in whole frames (x264) hand back a camera's microsecond times
     /// rounded: the keyframe is still the one that was asked for.
-    @Test func keyframesAreKnownByPositionNotByTime() {
+    @Test func keyframesAreKnownByTheirTokenNotByTime() {
         var boundaries = SegmentBoundaries(policy: SegmentPolicy(duration: 1))
         let fed = (0..<40).map { MediaTime(value: Int64($0) * 33_333 + 4_000, timescale: 1_000_000) }
-        let marked = fed.map { boundaries.startsSegment(at: $0) }
+        let marked = fed.indices.map { boundaries.startsSegment(FrameToken(UInt64($0)), at: fed[$0]) }
         #expect(marked.indices.filter { marked[$0] } == [30])
         // Out on the frame grid, 4 ms earlier than each went in.
         let switches = (0..<40).map { n in
             boundaries.switchesFile(before: EncodedFrame(data: [], pts: Self.time(n), dts: Self.time(n),
-                                                         isKeyFrame: n == 0 || n == 30))
+                                                         isKeyFrame: n == 0 || n == 30, token: FrameToken(UInt64(n))))
         }
         #expect(switches.indices.filter { switches[$0] } == [30])
     }

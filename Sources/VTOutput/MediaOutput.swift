@@ -1,0 +1,63 @@
+import VTCore
+
+/// What an output has taken so far.
+public struct OutputStatistics: Sendable, Equatable {
+    public var bytes: Int64 = 0
+    public var frames = 0
+    public var keyFrames = 0
+
+    public init(bytes: Int64 = 0, frames: Int = 0, keyFrames: Int = 0) {
+        self.bytes = bytes
+        self.frames = frames
+        self.keyFrames = keyFrames
+    }
+
+    static func + (lhs: OutputStatistics, rhs: OutputStatistics) -> OutputStatistics {
+        OutputStatistics(bytes: lhs.bytes + rhs.bytes, frames: lhs.frames + rhs.frames,
+                         keyFrames: lhs.keyFrames + rhs.keyFrames)
+    }
+}
+
+/// Where a recording's encoded frames go, in the x264 CLI's shape (open, write headers, write
+/// frame, close): a raw H.264 stream (`AnnexBWriter`), and the containers that store a
+/// session's output as it is (AVCC samples and an avcC built from the format description).
+/// `SegmentedOutput` splits a recording into a run of files of any one kind.
+///
+/// The order of calls: the output is opened when it is made; `writeHeader` comes before the
+/// first frame, and again whenever the session's parameter sets change; then `write` for
+/// each access unit in decode order; then exactly one of `finish` (a clean end: whatever the
+/// format keeps to the end, such as a sample table, is written now) or `abandon` (a failure:
+/// the output is left as far as it got). An output that must seek back (to finish an index)
+/// learns from its `OutputFile` whether it can; standard output cannot.
+public protocol MediaOutput: AnyObject {
+    /// Every file written, in order; "-" for standard output.
+    var paths: [String] { get }
+    var statistics: OutputStatistics { get }
+    /// A file this output created that holds no frame yet: what an abort must remove so a
+    /// recording that ends before its first frame leaves nothing behind.
+    var unusedFile: String? { get }
+
+    /// Asked once for each frame given to the encoder, in that order, with the frame's token
+    /// and time: whether the output needs that frame coded as a keyframe (a new segment starts
+    /// with it, so that each file plays alone).
+    func requiresKeyFrame(for token: FrameToken, at pts: MediaTime) -> Bool
+
+    /// The parameter sets the frames that follow were coded with.
+    func writeHeader(_ format: FormatDescription) throws(OutputError)
+
+    /// Appends one access unit. A failed write leaves the output ending at its last complete
+    /// access unit wherever the medium allows (a regular file is cut back to it).
+    func write(_ frame: EncodedFrame) throws(OutputError)
+
+    /// A clean end: completes and closes the output; a file that holds no frame and was made
+    /// by this output is removed when `keepEmpty` is false.
+    func finish(keepEmpty: Bool) throws(OutputError)
+
+    /// Ends the output after a failure, without completing it; never throws. A file this
+    /// output made that holds no frame is removed.
+    func abandon()
+}
+
+extension MediaOutput {
+    public func requiresKeyFrame(for token: FrameToken, at pts: MediaTime) -> Bool { false }
+}

@@ -1,0 +1,113 @@
+import VTCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The file (or standard output, a device, a pipe) an output writes to, and the rules every
+/// output shares: an existing regular file is refused unless `overwrite`; a failed write cuts
+/// a regular file back to the end of the last complete unit; a file this process made and put
+/// nothing into can be removed again.
+public final class OutputFile {
+    /// The path as given; "-" is standard output.
+    public let path: String
+    /// A regular file: it can be cut back after a failed write and sought in (an output that
+    /// finishes an index at the end needs that; a pipe or a terminal cannot).
+    public let isRegularFile: Bool
+    /// Bytes this output has written.
+    public private(set) var bytesWritten: Int64 = 0
+
+    private var fd: Int32
+    private let ownsDescriptor: Bool
+    /// The file did not exist before this output made it.
+    private var createdFile = false
+    /// Where our bytes start in a regular file (not 0 when standard output is appended to one).
+    private var startOffset: off_t = 0
+
+    /// Opens `path` ("-" for standard output). An existing regular file is refused unless
+    /// `overwrite`; devices and FIFOs (/dev/null, a named pipe) are written as they are.
+    public init(path: String, overwrite: Bool) throws(OutputError) {
+        self.path = path
+        if path == "-" {
+            fd = 1
+            ownsDescriptor = false
+            var info = stat()
+            isRegularFile = fstat(1, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+            if isRegularFile { startOffset = max(0, lseek(1, 0, SEEK_CUR)) }
+            return
+        }
+        var info = stat()
+        let exists = stat(path, &info) == 0
+        let kind = info.st_mode & S_IFMT
+        var flags = O_WRONLY | O_CLOEXEC
+        if !exists {
+            flags |= O_CREAT | O_EXCL
+        } else if kind == S_IFDIR {
+            throw .isDirectory(path: path)
+        } else if kind == S_IFREG {
+            guard overwrite else { throw .exists(path: path) }
+            flags |= O_TRUNC
+        }
+        let opened = open(path, flags, 0o666)
+        guard opened >= 0 else {
+            // Another process created the file between stat and open.
+            if errno == EEXIST { throw .exists(path: path) }
+            throw .cannotOpen(path: path, errno: errno)
+        }
+        fd = opened
+        ownsDescriptor = true
+        isRegularFile = !exists || kind == S_IFREG
+        createdFile = !exists
+    }
+
+    deinit {
+        if ownsDescriptor && fd >= 0 { Glibc.close(fd) }
+    }
+
+    /// A file this output made that holds none of its bytes yet.
+    public var isUnused: Bool { createdFile && bytesWritten == 0 }
+
+    /// Appends `bytes` with one write(2) (continued after a short write), so a reader or a
+    /// crash sees whole units. On failure a regular file is cut back to where it was.
+    public func append(_ bytes: UnsafeRawBufferPointer) throws(OutputError) {
+        if let failure = writeFully(fd, bytes) {
+            // Leave the file ending at its last complete unit.
+            let cutBack = isRegularFile && ftruncate(fd, startOffset + off_t(bytesWritten)) == 0
+            throw error(failure, cutBack: cutBack)
+        }
+        bytesWritten += Int64(bytes.count)
+    }
+
+    /// Closes the output. For a file, the data is handed to the kernel; close reports the
+    /// errors some file systems only report there.
+    public func close() throws(OutputError) {
+        guard ownsDescriptor, fd >= 0 else { return }
+        let result = Glibc.close(fd)
+        let code = errno
+        fd = -1
+        if result != 0 && code != EINTR { throw error(code) }
+    }
+
+    /// Closes and deletes the file if this output made it and wrote nothing into it. True when
+    /// it did.
+    @discardableResult
+    public func removeIfUnused() -> Bool {
+        guard isUnused else { return false }
+        if ownsDescriptor && fd >= 0 {
+            // The file is going: whatever close reports about it no longer matters.
+            _ = Glibc.close(fd)
+            fd = -1
+        }
+        createdFile = false
+        return unlink(path) == 0
+    }
+
+    private func error(_ code: Int32, cutBack: Bool = false) -> OutputError {
+        switch code {
+        case ENOSPC, EDQUOT: .diskFull(path: path, cutBack: cutBack)
+        case EFBIG: .fileTooLarge(path: path, cutBack: cutBack)
+        case EPIPE: .readerClosed(path: path)
+        default: .writeFailed(path: path, errno: code)
+        }
+    }
+}

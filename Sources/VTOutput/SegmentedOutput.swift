@@ -1,0 +1,127 @@
+import Foundation
+import VTCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A recording split into a run of files named from an `OutputTemplate`, each an output of its
+/// own made by `open` (any kind: a raw stream, a container): a decorator that knows its files
+/// only as `MediaOutput`s. It decides where segments begin (`SegmentBoundaries`): it asks for a
+/// keyframe where a segment starts, and opens the next file when that keyframe comes out, so
+/// each file starts with a keyframe and its parameter sets and plays alone.
+///
+/// With `maxFiles`, only the newest files are kept: starting a file deletes the oldest beyond
+/// that count, never the one being written.
+public final class SegmentedOutput: MediaOutput {
+    public typealias Open = (_ path: String) throws(OutputError) -> any MediaOutput
+
+    public let template: OutputTemplate
+    /// Every file written, in order, including any deleted since to keep `maxFiles`.
+    public private(set) var paths: [String] = []
+
+    private var current: any MediaOutput
+    private let open: Open
+    private var boundaries: SegmentBoundaries?
+    private let device: String
+    private let preset: String?
+    private let maxFiles: Int?
+    private let now: () -> Date
+    private let warn: (String) -> Void
+    /// Files on disk, oldest first, for `maxFiles`.
+    private var kept: [String] = []
+    private var closed = OutputStatistics()
+    private var format: FormatDescription?
+
+    /// Opens the first file (segment 0). `policy` nil: one file for the whole recording.
+    /// `device` and `preset` fill the template's fields; `now` gives each file's start time;
+    /// `warn` reports a file that could not be deleted.
+    public init(template: OutputTemplate, policy: SegmentPolicy?, device: String, preset: String? = nil,
+                maxFiles: Int? = nil, now: @escaping () -> Date = Date.init,
+                warn: @escaping (String) -> Void = { _ in }, open: @escaping Open) throws(OutputError) {
+        precondition(maxFiles.map { $0 >= 1 } ?? true, "maxFiles must keep at least the file being written")
+        self.template = template
+        self.boundaries = policy.map(SegmentBoundaries.init(policy:))
+        self.device = device
+        self.preset = preset
+        self.maxFiles = maxFiles
+        self.now = now
+        self.warn = warn
+        self.open = open
+        let path = template.expand(.init(date: now(), device: device, preset: preset, segment: 0))
+        current = try open(path)
+        paths = [path]
+        kept = [path]
+    }
+
+    /// The file being written.
+    public var currentPath: String { paths[paths.count - 1] }
+
+    public var statistics: OutputStatistics { closed + current.statistics }
+    /// Bytes in the file being written.
+    public var segmentBytesWritten: Int64 { current.statistics.bytes }
+    public var unusedFile: String? { current.unusedFile }
+
+    public func requiresKeyFrame(for token: FrameToken, at pts: MediaTime) -> Bool {
+        boundaries?.startsSegment(token, at: pts) ?? false
+    }
+
+    public func writeHeader(_ format: FormatDescription) throws(OutputError) {
+        self.format = format
+        try current.writeHeader(format)
+    }
+
+    public func write(_ frame: EncodedFrame) throws(OutputError) {
+        if boundaries?.switchesFile(before: frame) == true { try startNextSegment() }
+        try current.write(frame)
+        boundaries?.written(segmentBytes: current.statistics.bytes)
+    }
+
+    public func finish(keepEmpty: Bool) throws(OutputError) {
+        let empty = current.unusedFile != nil
+        try current.finish(keepEmpty: keepEmpty)
+        if empty && !keepEmpty { forgetCurrent() }
+    }
+
+    /// A file that could not take its first frame (a full disk at a segment's start) goes;
+    /// the files before it stay whole.
+    public func abandon() {
+        let empty = current.unusedFile != nil
+        current.abandon()
+        if empty { forgetCurrent() }
+    }
+
+    /// Finishes the current file and opens the next, named for the next segment number and
+    /// the time now, with the header of the frames to come. The next frame written must be a
+    /// keyframe.
+    public func startNextSegment() throws(OutputError) {
+        let path = template.expand(.init(date: now(), device: device, preset: preset, segment: paths.count))
+        try current.finish(keepEmpty: true)
+        // Counted once the next file is open: until then the finished one still holds them.
+        let next = try open(path)
+        if let format { try next.writeHeader(format) }
+        closed = closed + current.statistics
+        current = next
+        paths.append(path)
+        kept.append(path)
+        deleteOldest()
+    }
+
+    /// The file being written was removed: it is no longer one of the recording's files.
+    private func forgetCurrent() {
+        paths.removeLast()
+        kept.removeLast()
+    }
+
+    private func deleteOldest() {
+        guard let maxFiles else { return }
+        while kept.count > maxFiles {
+            let oldest = kept.removeFirst()
+            // Someone else removing it first is what was wanted anyway.
+            if unlink(oldest) != 0 && errno != ENOENT {
+                let reason = SystemError(call: "unlink", errno: errno).reason
+                warn("could not delete \(oldest) to keep the newest \(maxFiles) files: \(reason); it stays")
+            }
+        }
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import Synchronization
+import VTCapture
+import VTCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The part of a recording other threads touch: the stop flag, the counters the capture
+/// thread keeps, the queue between the capture and encoder threads, and the write lock with
+/// the one thing it guards for an abort. Everything else (the session, the output, the frame
+/// grid, limits, latency, progress) belongs to the encoder thread in `Recorder`.
+///
+/// The capture thread runs `capture(realTime:)`: it never waits for the encoder when
+/// `realTime` (a camera, a paced pattern): a frame that finds the queue full is dropped and
+/// counted.
+public final class RecordingControl: Sendable {
+    let source: any CaptureSource
+    let queue: BoundedQueue<CapturedFrame>
+
+    private let stopRequested = Atomic<Bool>(false)
+    private let captured = Atomic<Int>(0)
+    private let dropped = Atomic<Int>(0)
+    /// Nanoseconds: the longest the capture thread took to hand a frame on (queue or drop).
+    private let longestHandoff = Atomic<Int64>(0)
+    private let failure = Mutex<(any Error)?>(nil)
+    /// Held around each write to the output, so an abort never cuts an access unit in half.
+    /// It guards the file an abort must remove: one the output made that holds no frame yet.
+    private let writing = Mutex<String?>(nil)
+
+    init(source: any CaptureSource, depth: PipelineDepth) {
+        self.source = source
+        queue = BoundedQueue(capacity: depth.queue)
+    }
+
+    /// Asks the recording to end cleanly (first SIGINT/SIGTERM). Safe from any thread.
+    public func requestStop() {
+        stopRequested.store(true, ordering: .releasing)
+        source.stop()
+    }
+
+    /// Ends the process at once (second signal) without cutting an access unit in half. An
+    /// output file that got no frame yet is removed, as on a clean stop.
+    public func abort(status: Int32) -> Never {
+        writing.withLock { unusedFile in
+            if let unusedFile { unlink(unusedFile) }
+            _exit(status)
+        }
+    }
+
+    var isStopRequested: Bool { stopRequested.load(ordering: .acquiring) }
+    var framesCaptured: Int { captured.load(ordering: .acquiring) }
+    var droppedAtQueue: Int { dropped.load(ordering: .acquiring) }
+    var longestHandoffMilliseconds: Double { Double(longestHandoff.load(ordering: .acquiring)) / 1e6 }
+    var captureFailure: (any Error)? { failure.withLock { $0 } }
+
+    /// Stops capture from the encoder thread (a limit, a failure) and hands back whatever the
+    /// capture thread had queued.
+    func stopCapture() {
+        stopRequested.store(true, ordering: .releasing)
+        source.stop()
+        queue.close()
+        while let frame = queue.take() { frame.release() }
+    }
+
+    /// Runs `body` (a write to the output) under the write lock, then notes the file an abort
+    /// would have to remove.
+    func whileWriting<E: Error>(_ body: () throws(E) -> Void, unusedFile: () -> String?) throws(E) {
+        try writing.withLock { slot throws(E) in
+            defer { slot = unusedFile() }
+            try body()
+        }
+    }
+
+    /// The capture thread's loop: frames from the source into the queue until the source
+    /// ends, fails or is stopped; then the queue is closed so the encoder drains it.
+    func capture(realTime: Bool) {
+        do {
+            while !isStopRequested {
+                guard let frame = try source.nextFrame() else { break }
+                let handoffStarted = MonotonicClock.nanoseconds()
+                captured.add(1, ordering: .relaxed)
+                let refused = realTime ? queue.offer(frame) : queue.put(frame)
+                guard let frame = refused else {
+                    noteHandoff(since: handoffStarted)
+                    continue
+                }
+                if isStopRequested {
+                    // The last frame the camera gave before the stop is kept, however far
+                    // behind the encoder is: the encoder drains the queue anyway. Only a
+                    // limit closes the queue, and then the frame is not wanted.
+                    _ = queue.put(frame)
+                    break
+                }
+                frame.release()
+                dropped.add(1, ordering: .relaxed)
+                noteHandoff(since: handoffStarted)
+            }
+        } catch {
+            failure.withLock { $0 = error }
+        }
+        queue.close()
+    }
+
+    private func noteHandoff(since start: Int64) {
+        let took = MonotonicClock.nanoseconds() - start
+        var seen = longestHandoff.load(ordering: .relaxed)
+        while took > seen {
+            let (exchanged, current) = longestHandoff.compareExchange(expected: seen, desired: took, ordering: .relaxed)
+            if exchanged { break }
+            seen = current
+        }
+    }
+}
