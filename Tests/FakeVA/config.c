@@ -82,6 +82,7 @@ void fva_read_knobs(struct fva_knobs *knobs) {
     knobs->max_slices = (unsigned)env_unsigned("FAKE_VA_MAX_SLICES", 8, 1, FVA_MAX_SLICES);
     knobs->coded_limit = (size_t)env_unsigned("FAKE_VA_CODED_LIMIT", 0, 0, UINT32_MAX);
     knobs->trace = env_unsigned("FAKE_VA_TRACE", 0, 0, 1) == 1;
+    knobs->sync_ms = (unsigned)env_unsigned("FAKE_VA_SYNC_MS", 0, 0, 10000);
     static const struct word failures[] = {
         {"vaCreateContext", FVA_FAIL_CREATE_CONTEXT}, {"vaPutImage", FVA_FAIL_PUT_IMAGE},
         {"vaEndPicture", FVA_FAIL_END_PICTURE},

@@ -75,6 +75,9 @@
 //                                  buffer overflows, objects still alive at vaTerminate, and the
 //                                  violations. "%p" in the path becomes the process id.
 //   FAKE_VA_TRACE=1                Log each call to stderr.
+//   FAKE_VA_SYNC_MS=N              vaSyncSurface takes N milliseconds (0…10000), as hardware
+//                                  that codes slower than the client feeds it: an encoder that
+//                                  falls behind a live camera.
 //   FAKE_VA_FAIL=call,…            These calls fail every time with VA_STATUS_ERROR_OPERATION_FAILED,
 //                                  as when the hardware refuses (a size, a busy engine): any of
 //                                  vaCreateContext, vaPutImage, vaEndPicture.

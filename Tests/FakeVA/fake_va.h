@@ -40,6 +40,7 @@ struct fva_knobs {
     size_t coded_limit;             // 0: the coded buffer's own size
     char report[PATH_MAX];
     bool trace;
+    unsigned sync_ms;               // vaSyncSurface waits this long: a slow encoder
     uint32_t fail;                  // FVA_FAIL_* bits: calls that fail every time
 };
 

@@ -3,8 +3,10 @@
 // client that ignores pitches and offsets gets a wrong picture.
 #include "fake_va.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static uint32_t align(uint32_t value, uint32_t alignment) {
     return (value + alignment - 1) / alignment * alignment;
@@ -139,8 +141,14 @@ VAStatus fva_QuerySurfaceAttributes(VADriverContextP ctx, VAConfigID config, VAS
     return status;
 }
 
-// Encoding happens inside vaEndPicture, so a surface is always ready by the time anyone asks.
+// Encoding happens inside vaEndPicture, so a surface is always ready by the time anyone asks,
+// unless FAKE_VA_SYNC_MS makes the wait as long as slow hardware's (outside the driver's lock,
+// as a real wait for the engine would be).
 VAStatus fva_SyncSurface(VADriverContextP ctx, VASurfaceID id) {
+    if (fva_knobs.sync_ms > 0) {
+        struct timespec wait = {.tv_sec = fva_knobs.sync_ms / 1000, .tv_nsec = (long)(fva_knobs.sync_ms % 1000) * 1000000L};
+        while (nanosleep(&wait, &wait) != 0 && errno == EINTR) {}
+    }
     fva_lock();
     fva_trace("vaSyncSurface(%#x)", id);
     VAStatus status = fva_table_get(&fva_driver(ctx)->surfaces, id) ? VA_STATUS_SUCCESS : VA_STATUS_ERROR_INVALID_SURFACE;

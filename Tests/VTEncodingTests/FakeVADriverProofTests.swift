@@ -193,6 +193,20 @@ struct FakeVADriverProofTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: device.file("cut.h264"))).count == 60_000)
     }
 
+    /// A slow encoder: ffmpeg's h264_vaapi waits for each picture in vaSyncSurface, so 20
+    /// pictures at 40 ms each take at least 0.8 s, and the stream still decodes to its input.
+    @Test func aSlowEncoderMakesItsClientWaitForEveryPicture() throws {
+        let slow = try FakeVADevice(knobs: [.syncMilliseconds(40)])
+        let started = ContinuousClock.now
+        let result = try FakeVA.ffmpegEncode(slow, ["-bf", "0"], output: slow.file("slow.h264"), frames: 20)
+        let took = started.duration(to: .now)
+        try #require(result.status == 0, "\(result.transcript)")
+        #expect(took >= .milliseconds(800), "\(took)")
+        #expect(try slow.report().frames == 20)
+        let decoded = try FakeVA.decode(slow.file("slow.h264"))
+        #expect(decoded.pictures.count == 20 && decoded.errors.isEmpty, "\(decoded.errors)")
+    }
+
     /// The two preload libraries compose: a child sees the fake camera and the fake VA driver.
     @Test func environmentComposesWithTheFakeCamera() throws {
         let device = try FakeVADevice()

@@ -49,6 +49,8 @@ public final class FakeVADevice: Sendable {
         case trace
         /// These calls (vaCreateContext, vaPutImage, vaEndPicture) fail every time.
         case failing([String])
+        /// vaSyncSurface takes this long: hardware that codes slower than a camera delivers.
+        case syncMilliseconds(Int)
 
         var variable: (name: String, value: String) {
             func list<T: RawRepresentable<String>>(_ items: [T]) -> String {
@@ -68,6 +70,7 @@ public final class FakeVADevice: Sendable {
             case .codedBufferLimit(let bytes): ("FAKE_VA_CODED_LIMIT", "\(bytes)")
             case .trace: ("FAKE_VA_TRACE", "1")
             case .failing(let calls): ("FAKE_VA_FAIL", calls.joined(separator: ","))
+            case .syncMilliseconds(let milliseconds): ("FAKE_VA_SYNC_MS", "\(milliseconds)")
             }
         }
     }

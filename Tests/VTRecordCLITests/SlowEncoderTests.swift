@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+import VTTestSupport
+
+/// An encoder slower than the camera, for every `--buffers` value vtrecord accepts and every
+/// pixel format: the camera is never made to wait, so its driver drops nothing; the frames the
+/// encoder cannot take are dropped at the queue and counted; every frame captured is written,
+/// counted as dropped, or was still held when the recording reached its limit; and the capture
+/// thread never takes longer than a frame interval to pass a frame on.
+///
+/// Nested in CameraRecordingTests, whose `.serialized` covers it: real-time capture.
+extension CameraRecordingTests {
+    @Suite struct SlowEncoderTests {
+        /// What one recording's summary must show. `held`: frames the pipeline may hold at a
+        /// limit (the queue, the frame being handed over, the one in the encoder, the grid's).
+        static func findings(_ summary: [String: Any], frameInterval milliseconds: Double,
+                             held: Int = 7) -> [String] {
+            func count(_ key: String) -> Int { summary[key] as? Int ?? -1 }
+            var findings: [String] = []
+            if count("dropped_driver") != 0 { findings.append("the driver dropped \(count("dropped_driver")) frames") }
+            if count("dropped_queue") <= 0 { findings.append("the encoder kept up: nothing was dropped at the queue") }
+            let pictures = count("frames_encoded") - count("frames_duplicated")
+            let unaccounted = count("frames_captured") - pictures - count("dropped_queue") - count("frames_dropped_timing")
+            if !(0...held).contains(unaccounted) {
+                findings.append("\(unaccounted) frames captured are neither written nor counted as dropped")
+            }
+            let handoff = summary["capture_handoff_ms_max"] as? Double ?? .infinity
+            if handoff >= milliseconds {
+                findings.append("the capture thread took \(handoff) ms to pass a frame on (a frame lasts \(milliseconds) ms)")
+            }
+            return findings
+        }
+
+        static func summary(_ path: String) -> [String: Any] {
+            let data = (try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data()
+            return (try? JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:]
+        }
+
+        /// A hardware encoder that takes 40 ms a picture behind a 60 fps camera.
+        @Test(arguments: ["nv12", "yuyv", "mjpeg"])
+        func aSlowHardwareEncoderDropsOnlyAtTheQueueWithEveryBufferCount(_ format: String) throws {
+            let camera = try FakeCamera(knobs: [.formats("YUYV:320x240@60;NV12:320x240@60;MJPG:320x240@60")])
+            let va = try FakeVADevice(knobs: [.syncMilliseconds(40)])
+            let environment = try va.environment(base: try camera.environment())
+            for buffers in 2...32 {
+                let summaryPath = camera.file("summary-\(buffers).json")
+                let r = try ChildProcess.run(
+                    [Tools.vtrecord, "--device", camera.path, "--format", format, "--size", "320x240", "--fps", "60",
+                     "--buffers", "\(buffers)", "--encoder", "vaapi", "--va-device", va.devicePath,
+                     "--duration", "0.6s", "-o", "/dev/null", "--json-summary", summaryPath, "--quiet"],
+                    environment: environment, timeout: .seconds(60))
+                #expect(r.status == 0, "--buffers \(buffers): \(r.transcript)")
+                let summary = Self.summary(summaryPath)
+                for finding in Self.findings(summary, frameInterval: 1000.0 / 60) {
+                    Issue.record("--buffers \(buffers): \(finding): \(summary)")
+                }
+            }
+            let reports = try camera.reports()
+            #expect(reports.count == 31 && reports.allSatisfy(\.releasedEverything))
+        }
+
+        /// x264 at its slowest on 1080p30 (without lookahead, which would take a few seconds of
+        /// frames in before falling behind), with the fewest buffers and the default.
+        @Test(arguments: ["nv12", "yuyv", "mjpeg"])
+        func x264VeryslowAt1080pDropsOnlyAtTheQueue(_ format: String) throws {
+            // Pictures made once, so the camera's own work does not compete with the encoder.
+            let camera = try FakeCamera(knobs: [.pictureRing(10)])
+            for buffers in [2, 8] {
+                let summaryPath = camera.file("summary-\(buffers).json")
+                let r = try ChildProcess.run(
+                    [Tools.vtrecord, "--device", camera.path, "--format", format, "--size", "1920x1080", "--fps", "30",
+                     "--buffers", "\(buffers)", "--speed", "veryslow", "--tune", "zerolatency",
+                     "--timing", "passthrough", "--duration", "2s",
+                     "-o", "/dev/null", "--json-summary", summaryPath, "--quiet"],
+                    environment: try camera.environment(), timeout: .seconds(120))
+                #expect(r.status == 0, "--buffers \(buffers): \(r.transcript)")
+                let summary = Self.summary(summaryPath)
+                for finding in Self.findings(summary, frameInterval: 1000.0 / 30) {
+                    Issue.record("--buffers \(buffers): \(finding): \(summary)")
+                }
+            }
+        }
+    }
+}
