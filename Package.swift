@@ -58,7 +58,7 @@ let package = Package(
         // child processes.
         .target(name: "VTTestSupport", path: "Tests/VTTestSupport"),
 
-        .testTarget(name: "VTCoreTests", dependencies: ["VTCore"]),
+        .testTarget(name: "VTCoreTests", dependencies: ["VTCore", "VTTestSupport"]),
         .testTarget(name: "VTH264Tests", dependencies: ["VTH264", "VTCore", "VTTestSupport"]),
         .testTarget(name: "VTCaptureTests",
                     dependencies: ["VTCapture", "VTCore", "VTTestSupport",

@@ -83,7 +83,8 @@ public enum CameraDiscovery {
     static func query(_ path: String) -> Result<CameraDevice?, CaptureError> {
         do throws(CaptureError) {
             let (fd, capabilities) = try V4L2Device.openAndQuery(path)
-            close(fd)
+            // Only asked; nothing was changed that close could fail to hand back.
+            try? closeDescriptor(fd)
             guard capabilities.flags & UInt32(V4L2_CAP_VIDEO_CAPTURE) != 0 else { return .success(nil) }
             return .success(CameraDevice(path: path, card: capabilities.card, driver: capabilities.driver,
                                          busInfo: capabilities.busInfo, byID: nil))

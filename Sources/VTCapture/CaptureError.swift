@@ -38,8 +38,8 @@ public enum CaptureError: ReportableError, Equatable {
     /// The device offers nothing vtrecord can record (`detail` says what it does offer), or
     /// `--strict-format` was given and the driver chose something other than what was asked.
     case unsupportedDeviceFormat(path: String, detail: String)
-    /// An ioctl failed in a way no other case describes.
-    case ioctl(path: String, name: String, errno: Int32)
+    /// A call on the device (an ioctl, mmap, open) failed in a way no other case describes.
+    case deviceCall(path: String, SystemError)
     /// The device went away while recording (ENODEV, EIO, POLLERR).
     case unplugged(path: String)
     /// A `--control` the camera does not have or will not take: bad usage, exit 2.
@@ -51,7 +51,7 @@ public enum CaptureError: ReportableError, Equatable {
              .malformedFrameMarker, .unsupportedPatternSize:
             .usage
         case .noSuchDevice, .devicePermissionDenied, .deviceBusy, .notACaptureDevice,
-             .unsupportedDeviceFormat, .ioctl, .unplugged:
+             .unsupportedDeviceFormat, .deviceCall, .unplugged:
             .capture
         case let .control(error):
             error.exitStatus
@@ -61,9 +61,9 @@ public enum CaptureError: ReportableError, Equatable {
     public var description: String {
         switch self {
         case let .cannotOpen(path, code):
-            return "cannot open \(Self.displayName(path)): \(Self.reason(code))"
+            return "cannot open \(Self.displayName(path)): \(SystemError.reason(code))"
         case let .readFailed(path, code):
-            return "cannot read \(Self.displayName(path)): \(Self.reason(code))"
+            return "cannot read \(Self.displayName(path)): \(SystemError.reason(code))"
         case let .notY4M(path):
             let hint = path == "-" ? "ffmpeg … -f yuv4mpegpipe -" : "ffmpeg -i \(path) -pix_fmt yuv420p -f yuv4mpegpipe out.y4m"
             return "\(Self.displayName(path)) is not a Y4M stream (it does not start with "
@@ -91,8 +91,8 @@ public enum CaptureError: ReportableError, Equatable {
             return "\(path) is not a video capture device: it is \(what)"
         case let .unsupportedDeviceFormat(path, detail):
             return "\(path): \(detail)"
-        case let .ioctl(path, name, code):
-            return "\(path): ioctl(\(name)): \(Self.reason(code))"
+        case let .deviceCall(path, failure):
+            return "\(path): \(failure)"
         case let .unplugged(path):
             return "\(path) was unplugged or stopped responding: the recording ends here (--reconnect waits for it to come back)"
         case let .control(error):
@@ -104,10 +104,6 @@ public enum CaptureError: ReportableError, Equatable {
     /// what they should read back.
     static func displayName(_ path: String) -> String {
         path == "-" ? "standard input" : path
-    }
-
-    private static func reason(_ code: Int32) -> String {
-        String(cString: strerror(code))
     }
 
     /// The bit depth spelled in a colour space name such as `420p10` or `mono16`, when the

@@ -64,7 +64,7 @@ public struct ControlError: ReportableError, Equatable {
         case .cannotSet:
             return "\(option): \(name) is a \(control.kind.rawValue) control, which --control cannot set"
         case let .refused(code):
-            var text = "\(option): \(path) refused the value (\(String(cString: strerror(code))))"
+            var text = "\(option): \(path) refused the value (\(SystemError.reason(code)))"
             if control.flags.contains(.inactive) {
                 text += ": \(name) is inactive, another control decides it now"
             } else {

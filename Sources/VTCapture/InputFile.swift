@@ -69,7 +69,8 @@ final class InputFile {
 
     deinit {
         readAhead.deallocate()
-        if ownsDescriptor { close(fd) }
+        // Only read from: close has nothing to report that matters.
+        if ownsDescriptor { try? closeDescriptor(fd) }
     }
 
     /// The next line without its newline, at most `maximumLength` bytes long.
@@ -139,22 +140,36 @@ final class InputFile {
         let alignedOffset = offset - offset % page
         let lead = Int(offset - alignedOffset)
         // Populated at once: one call instead of a page fault every few pages in the encoder.
-        guard let base = mmap(nil, count + lead, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, off_t(alignedOffset)),
-              base != MAP_FAILED else {
-            throw .readFailed(path: path, errno: errno)
+        let base: UnsafeMutableRawPointer
+        do {
+            base = try systemCall("mmap") {
+                mmap(nil, count + lead, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, off_t(alignedOffset))
+            }
+        } catch {
+            throw .readFailed(path: path, errno: error.errno)
         }
         let buffered = min(end - start, count)
         consume(buffered)
         let rest = count - buffered
         if rest > 0 {
-            guard lseek(fd, off_t(rest), SEEK_CUR) >= 0 else {
-                let error = errno
-                munmap(base, count + lead)
-                throw .readFailed(path: path, errno: error)
+            do {
+                try systemCall("lseek") { lseek(fd, off_t(rest), SEEK_CUR) }
+            } catch {
+                InputFile.unmap(base, length: count + lead)
+                throw .readFailed(path: path, errno: error.errno)
             }
             offset += Int64(rest)
         }
         return Mapping(bytes: base + lead, base: base, length: count + lead)
+    }
+
+    /// Gives a mapping back. munmap fails only for a range that is not mapped: a bug.
+    static func unmap(_ base: UnsafeMutableRawPointer, length: Int) {
+        do {
+            try systemCall("munmap") { munmap(base, length) }
+        } catch {
+            preconditionFailure("picture mapping: \(error)")
+        }
     }
 
     private enum ReadResult {
@@ -186,7 +201,7 @@ final class InputFile {
         if mayBlock && !stopSignal.waitUntilReadable(fd) { return .stopped }
         let n: Int
         do {
-            n = try systemCall("read") { Glibc.read(fd, pointer, count) }
+            n = try systemCall("read", descriptor: ownsDescriptor ? .own : .inherited) { Glibc.read(fd, pointer, count) }
         } catch {
             throw .readFailed(path: path, errno: error.errno)
         }

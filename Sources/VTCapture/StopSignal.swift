@@ -20,19 +20,19 @@ final class StopSignal: Sendable {
     init() {
         var fds: [Int32] = [-1, -1]
         // pipe() fails only when the process is out of file descriptors; a signal that cannot
-        // wake a poll still works as a flag, so stopping degrades rather than fails.
-        if pipe(&fds) == 0 {
-            _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
-            _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
-            _ = fcntl(fds[1], F_SETFL, O_NONBLOCK)
+        // wake a poll still works as a flag, so stopping degrades rather than fails. fcntl on
+        // a pipe just made cannot fail.
+        if (try? systemCall("pipe") { pipe(&fds) }) != nil {
+            for fd in fds { _ = try? systemCall("fcntl") { fcntl(fd, F_SETFD, FD_CLOEXEC) } }
+            _ = try? systemCall("fcntl") { fcntl(fds[1], F_SETFL, O_NONBLOCK) }
         }
         wakeRead = fds[0]
         wakeWrite = fds[1]
     }
 
     deinit {
-        if wakeRead >= 0 { close(wakeRead) }
-        if wakeWrite >= 0 { close(wakeWrite) }
+        if wakeRead >= 0 { try? closeDescriptor(wakeRead) }
+        if wakeWrite >= 0 { try? closeDescriptor(wakeWrite) }
     }
 
     var isRaised: Bool { raised.load(ordering: .acquiring) }
@@ -40,7 +40,9 @@ final class StopSignal: Sendable {
     func raise() {
         guard !raised.exchange(true, ordering: .acquiringAndReleasing), wakeWrite >= 0 else { return }
         var byte: UInt8 = 1
-        _ = write(wakeWrite, &byte, 1)
+        // The pipe is empty and nothing else writes it, so this byte fits; were it ever full,
+        // the read end would already be readable, which is all the byte is for.
+        _ = try? systemCall("write") { write(wakeWrite, &byte, 1) }
     }
 
     /// Waits until `fd` is readable (or at end of input). Returns false if stop was requested
@@ -68,13 +70,10 @@ final class StopSignal: Sendable {
     private func poll(fd: Int32, timeoutMilliseconds: Int32) -> Bool {
         var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
-        while true {
-            if isRaised { return false }
-            let result = Glibc.poll(&fds, nfds_t(fds.count), timeoutMilliseconds)
-            if result < 0 && errno == EINTR { continue }
-            // poll fails only for EFAULT/EINVAL/ENOMEM; letting the caller's read(2) or clock
-            // check go ahead reports or rides out any real problem there.
-            return !(fds[0].revents != 0 || isRaised)
-        }
+        if isRaised { return false }
+        // poll fails (past EINTR, which the funnel retries) only for EINVAL/ENOMEM; letting
+        // the caller's read(2) or clock check go ahead reports or rides out any real problem.
+        _ = try? systemCall("poll") { Glibc.poll(&fds, nfds_t(fds.count), timeoutMilliseconds) }
+        return !(fds[0].revents != 0 || isRaised)
     }
 }

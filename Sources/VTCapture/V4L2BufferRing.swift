@@ -55,7 +55,7 @@ final class V4L2BufferRing: @unchecked Sendable {
         request.count = UInt32(count)
         request.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
         request.memory = V4L2_MEMORY_MMAP.rawValue
-        try device.require(vt_VIDIOC_REQBUFS, &request, name: "VIDIOC_REQBUFS")
+        try device.require(vt_VIDIOC_REQBUFS, &request)
         guard request.count >= 2 else {
             Self.freeBuffers(device)
             throw .unsupportedDeviceFormat(path: device.path,
@@ -65,18 +65,21 @@ final class V4L2BufferRing: @unchecked Sendable {
         do throws(CaptureError) {
             for index in 0..<Int(request.count) {
                 var buffer = Self.bufferDescriptor(index)
-                try device.require(vt_VIDIOC_QUERYBUF, &buffer, name: "VIDIOC_QUERYBUF")
+                try device.require(vt_VIDIOC_QUERYBUF, &buffer)
                 let length = Int(buffer.length)
-                let address = v4l2_mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, device.fd,
-                                        Int64(buffer.m.offset))
-                guard let address, address != MAP_FAILED else {
-                    throw .ioctl(path: device.path, name: "mmap", errno: errno)
+                let address: UnsafeMutableRawPointer
+                do {
+                    address = try systemCall("mmap") {
+                        v4l2_mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, device.fd, Int64(buffer.m.offset))
+                    }
+                } catch {
+                    throw .deviceCall(path: device.path, error)
                 }
                 mappings.append(Mapping(address: address, length: length))
             }
             for index in mappings.indices {
                 var buffer = Self.bufferDescriptor(index)
-                try device.require(vt_VIDIOC_QBUF, &buffer, name: "VIDIOC_QBUF")
+                try device.require(vt_VIDIOC_QBUF, &buffer)
             }
         } catch {
             Self.unmap(mappings)
@@ -118,7 +121,7 @@ final class V4L2BufferRing: @unchecked Sendable {
         try state.withLock { state throws(CaptureError) in
             guard !state.streaming, !state.closing else { return }
             var type = Int32(V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue)
-            try device.require(vt_VIDIOC_STREAMON, &type, name: "VIDIOC_STREAMON")
+            try device.require(vt_VIDIOC_STREAMON, &type)
             state.streaming = true
         }
     }
@@ -168,11 +171,11 @@ final class V4L2BufferRing: @unchecked Sendable {
             var buffer = Self.bufferDescriptor(0)
             if let code = device.ioctl(vt_VIDIOC_DQBUF, &buffer) {
                 if code == EAGAIN { return nil }
-                throw device.error(for: code, ioctl: "VIDIOC_DQBUF")
+                throw device.error(for: code, request: vt_VIDIOC_DQBUF)
             }
             let index = Int(buffer.index)
             guard mappings.indices.contains(index) else {
-                throw .ioctl(path: device.path, name: "VIDIOC_DQBUF", errno: EINVAL)
+                throw .deviceCall(path: device.path, SystemError(call: V4L2Device.call(vt_VIDIOC_DQBUF), errno: EINVAL))
             }
             state.held[index] = true
             let time = buffer.timestamp
@@ -209,7 +212,14 @@ final class V4L2BufferRing: @unchecked Sendable {
     }
 
     private static func unmap(_ mappings: [Mapping]) {
-        for mapping in mappings { _ = v4l2_munmap(mapping.address, mapping.length) }
+        // munmap fails only for a range that is not mapped, which would be a bug here.
+        for mapping in mappings {
+            do {
+                try systemCall("munmap") { v4l2_munmap(mapping.address, mapping.length) }
+            } catch {
+                preconditionFailure("camera buffer mapping: \(error)")
+            }
+        }
     }
 
     /// REQBUFS 0 releases the driver's buffers; errors mean they are gone already.

@@ -30,7 +30,7 @@ extension V4L2Device {
                         extended = false
                         continue
                     }
-                    guard code == EINVAL else { throw error(for: code, ioctl: "VIDIOC_QUERY_EXT_CTRL") }
+                    guard code == EINVAL else { throw error(for: code, request: vt_VIDIOC_QUERY_EXT_CTRL) }
                     queried = nil
                 } else {
                     queried = QueriedControl(query)
@@ -39,7 +39,7 @@ extension V4L2Device {
                 var query = v4l2_queryctrl()
                 query.id = next
                 if let code = ioctl(vt_VIDIOC_QUERYCTRL, &query) {
-                    guard code == EINVAL || code == ENOTTY else { throw error(for: code, ioctl: "VIDIOC_QUERYCTRL") }
+                    guard code == EINVAL || code == ENOTTY else { throw error(for: code, request: vt_VIDIOC_QUERYCTRL) }
                     queried = nil
                 } else {
                     queried = QueriedControl(query)
@@ -97,7 +97,7 @@ extension V4L2Device {
                     throw .control(ControlError(path: path, setting: setting, control: control,
                                                 problem: .refused(errno: code)))
                 default:
-                    throw error(for: code, ioctl: "VIDIOC_S_EXT_CTRLS")
+                    throw error(for: code, request: vt_VIDIOC_S_EXT_CTRLS)
                 }
             }
             guard control.kind == .integer || control.kind == .integer64,

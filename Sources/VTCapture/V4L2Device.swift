@@ -8,9 +8,9 @@ import Glibc
 /// An open V4L2 device node, reached through libv4l2 so that formats the camera sends but
 /// vtrecord cannot read (Bayer, vendor codes) arrive converted.
 ///
-/// Every ioctl goes through `ioctl(_:_:)`, which retries EINTR and hands back errno, so each
-/// caller decides what an error means where it happens (EBUSY from S_FMT is "busy", ENODEV
-/// from DQBUF is "unplugged"); `require(_:_:name:)` is the plain case.
+/// Every ioctl goes through `ioctl(_:_:)`, which makes it through `systemCall` and hands back
+/// errno, so each caller decides what an error means where it happens (EBUSY from S_FMT is
+/// "busy", ENODEV from DQBUF is "unplugged"); `require(_:_:)` is the plain case.
 final class V4L2Device {
     let path: String
     private(set) var fd: Int32
@@ -37,15 +37,22 @@ final class V4L2Device {
             // print its own line about it.
             var current = v4l2_format()
             current.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
-            if forCapture, Glibc.ioctl(opened, vt_VIDIOC_G_FMT, &current) == 0,
-               Glibc.ioctl(opened, vt_VIDIOC_S_FMT, &current) != 0, errno == EBUSY {
-                throw .deviceBusy(path: path)
+            if forCapture, (try? Self.kernelIoctl(opened, vt_VIDIOC_G_FMT, &current)) != nil {
+                do throws(SystemError) {
+                    try Self.kernelIoctl(opened, vt_VIDIOC_S_FMT, &current)
+                } catch where error.errno == EBUSY {
+                    throw .deviceBusy(path: path)
+                } catch {
+                    // Anything else S_FMT has to say, it says again when the format is set.
+                }
             }
-            guard v4l2_fd_open(opened, 0) == opened else {
-                throw .ioctl(path: path, name: "v4l2_fd_open", errno: errno)
+            do {
+                try systemCall("v4l2_fd_open") { v4l2_fd_open(opened, 0) }
+            } catch {
+                throw .deviceCall(path: path, error)
             }
         } catch {
-            Glibc.close(opened)
+            try? closeDescriptor(opened)
             throw error
         }
         fd = opened
@@ -55,26 +62,27 @@ final class V4L2Device {
     /// The caller owns the descriptor. A node that is not a V4L2 device at all is
     /// `.notACaptureDevice`, saying what it is.
     static func openAndQuery(_ path: String) throws(CaptureError) -> (fd: Int32, capabilities: Capabilities) {
-        let fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else {
-            switch errno {
+        let fd: Int32
+        do {
+            fd = try systemCall("open") { open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC) }
+        } catch {
+            switch error.errno {
             case ENOENT, ENXIO, ENODEV: throw .noSuchDevice(path: path)
             case EACCES, EPERM: throw .devicePermissionDenied(path: path)
             case EBUSY: throw .deviceBusy(path: path)
             case EISDIR: throw .notACaptureDevice(path: path, what: "a directory")
-            case let code: throw .ioctl(path: path, name: "open", errno: code)
+            default: throw .deviceCall(path: path, error)
             }
         }
         var cap = v4l2_capability()
-        var result: Int32
-        repeat { result = Glibc.ioctl(fd, vt_VIDIOC_QUERYCAP, &cap) } while result < 0 && errno == EINTR
-        guard result == 0 else {
-            let code = errno
-            Glibc.close(fd)
-            switch code {
+        do {
+            try kernelIoctl(fd, vt_VIDIOC_QUERYCAP, &cap)
+        } catch {
+            try? closeDescriptor(fd)
+            switch error.errno {
             case ENOTTY, EINVAL: throw .notACaptureDevice(path: path, what: describeNonV4L2Node(path))
             case ENODEV, EIO, ENXIO: throw .noSuchDevice(path: path)
-            default: throw .ioctl(path: path, name: "VIDIOC_QUERYCAP", errno: code)
+            default: throw .deviceCall(path: path, error)
             }
         }
         let flags = cap.capabilities & UInt32(V4L2_CAP_DEVICE_CAPS) != 0 ? cap.device_caps : cap.capabilities
@@ -86,33 +94,77 @@ final class V4L2Device {
 
     func close() {
         guard fd >= 0 else { return }
-        _ = v4l2_close(fd)
+        // The camera is being let go of: what close has to say about it changes nothing.
+        _ = try? closeDescriptor(fd, call: "v4l2_close") { v4l2_close($0) }
         fd = -1
     }
 
-    /// Runs one ioctl; nil on success, else errno.
+    /// Runs one ioctl through libv4l2; nil on success, else errno.
     func ioctl<T>(_ request: UInt, _ argument: inout T) -> Int32? {
-        while true {
-            let result = withUnsafeMutablePointer(to: &argument) { vt_v4l2_ioctl(fd, request, $0) }
-            if result >= 0 { return nil }
-            let code = errno
-            if code != EINTR { return code }
+        do {
+            try systemCall(Self.call(request)) {
+                withUnsafeMutablePointer(to: &argument) { vt_v4l2_ioctl(fd, request, $0) }
+            }
+            return nil
+        } catch {
+            return error.errno
         }
+    }
+
+    /// One ioctl straight to the kernel, for a node libv4l2 has not been given (yet).
+    @discardableResult
+    static func kernelIoctl<T>(_ fd: Int32, _ request: UInt, _ argument: inout T) throws(SystemError) -> Int32 {
+        try systemCall(call(request)) { withUnsafeMutablePointer(to: &argument) { Glibc.ioctl(fd, request, $0) } }
     }
 
     /// Runs one ioctl and turns any error into the plain `CaptureError` for it, naming the
     /// device as gone when it is.
-    func require<T>(_ request: UInt, _ argument: inout T, name: String) throws(CaptureError) {
+    func require<T>(_ request: UInt, _ argument: inout T) throws(CaptureError) {
         guard let code = ioctl(request, &argument) else { return }
-        throw error(for: code, ioctl: name)
+        throw error(for: code, request: request)
     }
 
-    /// The error an unexpected errno from `name` stands for.
-    func error(for code: Int32, ioctl name: String) -> CaptureError {
+    /// The error an unexpected errno from `request` stands for.
+    func error(for code: Int32, request: UInt) -> CaptureError {
         switch code {
         case ENODEV, EIO, ENXIO: .unplugged(path: path)
         case EBUSY: .deviceBusy(path: path)
-        default: .ioctl(path: path, name: name, errno: code)
+        default: .deviceCall(path: path, SystemError(call: Self.call(request), errno: code))
+        }
+    }
+
+    /// How an ioctl is named in errors and in `SystemCallFaults`: `ioctl(VIDIOC_DQBUF)`.
+    static func call(_ request: UInt) -> String {
+        "ioctl(\(requestName(request)))"
+    }
+
+    private static func requestName(_ request: UInt) -> String {
+        switch request {
+        case vt_VIDIOC_QUERYCAP: "VIDIOC_QUERYCAP"
+        case vt_VIDIOC_ENUM_FMT: "VIDIOC_ENUM_FMT"
+        case vt_VIDIOC_ENUM_FRAMESIZES: "VIDIOC_ENUM_FRAMESIZES"
+        case vt_VIDIOC_ENUM_FRAMEINTERVALS: "VIDIOC_ENUM_FRAMEINTERVALS"
+        case vt_VIDIOC_ENUMINPUT: "VIDIOC_ENUMINPUT"
+        case vt_VIDIOC_G_INPUT: "VIDIOC_G_INPUT"
+        case vt_VIDIOC_G_FMT: "VIDIOC_G_FMT"
+        case vt_VIDIOC_S_FMT: "VIDIOC_S_FMT"
+        case vt_VIDIOC_TRY_FMT: "VIDIOC_TRY_FMT"
+        case vt_VIDIOC_G_PARM: "VIDIOC_G_PARM"
+        case vt_VIDIOC_S_PARM: "VIDIOC_S_PARM"
+        case vt_VIDIOC_REQBUFS: "VIDIOC_REQBUFS"
+        case vt_VIDIOC_QUERYBUF: "VIDIOC_QUERYBUF"
+        case vt_VIDIOC_QBUF: "VIDIOC_QBUF"
+        case vt_VIDIOC_DQBUF: "VIDIOC_DQBUF"
+        case vt_VIDIOC_STREAMON: "VIDIOC_STREAMON"
+        case vt_VIDIOC_STREAMOFF: "VIDIOC_STREAMOFF"
+        case vt_VIDIOC_QUERYCTRL: "VIDIOC_QUERYCTRL"
+        case vt_VIDIOC_QUERY_EXT_CTRL: "VIDIOC_QUERY_EXT_CTRL"
+        case vt_VIDIOC_QUERYMENU: "VIDIOC_QUERYMENU"
+        case vt_VIDIOC_G_CTRL: "VIDIOC_G_CTRL"
+        case vt_VIDIOC_S_CTRL: "VIDIOC_S_CTRL"
+        case vt_VIDIOC_G_EXT_CTRLS: "VIDIOC_G_EXT_CTRLS"
+        case vt_VIDIOC_S_EXT_CTRLS: "VIDIOC_S_EXT_CTRLS"
+        default: "0x" + String(request, radix: 16)
         }
     }
 
@@ -166,7 +218,7 @@ final class V4L2Device {
             desc.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
             if let code = ioctl(vt_VIDIOC_ENUM_FMT, &desc) {
                 if code == EINVAL { break }
-                throw error(for: code, ioctl: "VIDIOC_ENUM_FMT")
+                throw error(for: code, request: vt_VIDIOC_ENUM_FMT)
             }
             let fourCC = FourCC(rawValue: desc.pixelformat)
             formats.append(CameraFormatDescription(
@@ -188,7 +240,7 @@ final class V4L2Device {
             size.pixel_format = fourCC.rawValue
             if let code = ioctl(vt_VIDIOC_ENUM_FRAMESIZES, &size) {
                 if code == EINVAL || code == ENOTTY { break }
-                throw error(for: code, ioctl: "VIDIOC_ENUM_FRAMESIZES")
+                throw error(for: code, request: vt_VIDIOC_ENUM_FRAMESIZES)
             }
             switch size.type {
             case V4L2_FRMSIZE_TYPE_DISCRETE.rawValue:
@@ -219,7 +271,7 @@ final class V4L2Device {
             interval.height = UInt32(frame.height)
             if let code = ioctl(vt_VIDIOC_ENUM_FRAMEINTERVALS, &interval) {
                 if code == EINVAL || code == ENOTTY { break }
-                throw error(for: code, ioctl: "VIDIOC_ENUM_FRAMEINTERVALS")
+                throw error(for: code, request: vt_VIDIOC_ENUM_FRAMEINTERVALS)
             }
             if interval.type == V4L2_FRMIVAL_TYPE_DISCRETE.rawValue {
                 if let rate = Self.rate(interval.discrete) { rates.append(rate) }
@@ -259,7 +311,7 @@ final class V4L2Device {
         format.fmt.pix.height = UInt32(size.height)
         format.fmt.pix.pixelformat = fourCC.rawValue
         format.fmt.pix.field = V4L2_FIELD_NONE.rawValue
-        try require(vt_VIDIOC_S_FMT, &format, name: "VIDIOC_S_FMT")
+        try require(vt_VIDIOC_S_FMT, &format)
         let pix = format.fmt.pix
         return ImageFormat(fourCC: FourCC(rawValue: pix.pixelformat), width: Int(pix.width),
                            height: Int(pix.height), bytesPerLine: Int(pix.bytesperline))
@@ -272,14 +324,14 @@ final class V4L2Device {
         parm.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
         if let code = ioctl(vt_VIDIOC_G_PARM, &parm) {
             if code == ENOTTY || code == EINVAL { return nil }
-            throw error(for: code, ioctl: "VIDIOC_G_PARM")
+            throw error(for: code, request: vt_VIDIOC_G_PARM)
         }
         guard parm.parm.capture.capability & UInt32(V4L2_CAP_TIMEPERFRAME) != 0 else {
             return Self.rate(parm.parm.capture.timeperframe)
         }
         parm.parm.capture.timeperframe = v4l2_fract(numerator: UInt32(rate.denominator),
                                                     denominator: UInt32(rate.numerator))
-        try require(vt_VIDIOC_S_PARM, &parm, name: "VIDIOC_S_PARM")
+        try require(vt_VIDIOC_S_PARM, &parm)
         return Self.rate(parm.parm.capture.timeperframe)
     }
 

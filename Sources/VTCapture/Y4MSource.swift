@@ -206,9 +206,7 @@ public final class Y4MSource: CaptureSource {
         let length = mapping.length
         let slots = mappedSlots
         let buffer = PixelBuffer(format: .i420, width: width, height: height, planes: planes) { _ in
-            // Fails only for an address and length that were not a mapping.
-            let result = munmap(base.pointer, length)
-            precondition(result == 0, "munmap of a picture mapping failed")
+            InputFile.unmap(base.pointer, length: length)
             slots.signal()
         }
         buffer.beginLease()

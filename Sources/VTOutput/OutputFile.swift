@@ -48,20 +48,21 @@ public final class OutputFile {
             guard overwrite else { throw .exists(path: path) }
             flags |= O_TRUNC
         }
-        let opened = open(path, flags, 0o666)
-        guard opened >= 0 else {
+        do {
+            fd = try systemCall("open") { open(path, flags, 0o666) }
+        } catch {
             // Another process created the file between stat and open.
-            if errno == EEXIST { throw .exists(path: path) }
-            throw .cannotOpen(path: path, errno: errno)
+            if error.errno == EEXIST { throw .exists(path: path) }
+            throw .cannotOpen(path: path, errno: error.errno)
         }
-        fd = opened
         ownsDescriptor = true
         isRegularFile = !exists || kind == S_IFREG
         createdFile = !exists
     }
 
     deinit {
-        if ownsDescriptor && fd >= 0 { Glibc.close(fd) }
+        // Reached only after `close()` or when the recording already failed.
+        if ownsDescriptor && fd >= 0 { try? closeDescriptor(fd) }
     }
 
     /// A file this output made that holds none of its bytes yet.
@@ -70,10 +71,13 @@ public final class OutputFile {
     /// Appends `bytes` with one write(2) (continued after a short write), so a reader or a
     /// crash sees whole units. On failure a regular file is cut back to where it was.
     public func append(_ bytes: UnsafeRawBufferPointer) throws(OutputError) {
-        if let failure = writeFully(fd, bytes) {
+        do {
+            try writeFully(fd, bytes, descriptor: ownsDescriptor ? .own : .inherited)
+        } catch {
             // Leave the file ending at its last complete unit.
-            let cutBack = isRegularFile && ftruncate(fd, startOffset + off_t(bytesWritten)) == 0
-            throw error(failure, cutBack: cutBack)
+            let length = startOffset + off_t(bytesWritten)
+            let cutBack = isRegularFile && (try? systemCall("ftruncate") { ftruncate(fd, length) }) != nil
+            throw self.error(error.errno, cutBack: cutBack)
         }
         bytesWritten += Int64(bytes.count)
     }
@@ -82,10 +86,12 @@ public final class OutputFile {
     /// errors some file systems only report there.
     public func close() throws(OutputError) {
         guard ownsDescriptor, fd >= 0 else { return }
-        let result = Glibc.close(fd)
-        let code = errno
-        fd = -1
-        if result != 0 && code != EINTR { throw error(code) }
+        defer { fd = -1 }
+        do {
+            try closeDescriptor(fd)
+        } catch {
+            throw self.error(error.errno)
+        }
     }
 
     /// Closes and deletes the file if this output made it and wrote nothing into it. True when
@@ -95,11 +101,11 @@ public final class OutputFile {
         guard isUnused else { return false }
         if ownsDescriptor && fd >= 0 {
             // The file is going: whatever close reports about it no longer matters.
-            _ = Glibc.close(fd)
+            try? closeDescriptor(fd)
             fd = -1
         }
         createdFile = false
-        return unlink(path) == 0
+        return (try? systemCall("unlink") { unlink(path) }) != nil
     }
 
     private func error(_ code: Int32, cutBack: Bool = false) -> OutputError {

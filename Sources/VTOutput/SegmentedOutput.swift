@@ -118,10 +118,11 @@ public final class SegmentedOutput: MediaOutput {
         while kept.count > maxFiles {
             let oldest = kept.removeFirst()
             // Someone else removing it first is what was wanted anyway.
-            if unlink(oldest) != 0 && errno != ENOENT {
-                let reason = SystemError(call: "unlink", errno: errno).reason
-                warn("could not delete \(oldest) to keep the newest \(maxFiles) files: \(reason); it stays")
-            }
+            do {
+                try systemCall("unlink") { unlink(oldest) }
+            } catch where error.errno != ENOENT {
+                warn("could not delete \(oldest) to keep the newest \(maxFiles) files: \(error.reason); it stays")
+            } catch {}
         }
     }
 }

@@ -22,32 +22,33 @@ public final class TimestampLog {
 
     public init(path: String, overwrite: Bool) throws(OutputError) {
         self.path = path
-        var opened = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
-        var created = opened >= 0
-        if opened < 0 && errno == EEXIST && overwrite {
-            opened = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
-            created = false
-        }
-        createdFile = created
-        guard opened >= 0 else {
-            switch errno {
+        do {
+            do {
+                fd = try systemCall("open") { open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666) }
+                createdFile = true
+            } catch where error.errno == EEXIST && overwrite {
+                fd = try systemCall("open") { open(path, O_WRONLY | O_TRUNC | O_CLOEXEC) }
+                createdFile = false
+            }
+        } catch {
+            switch error.errno {
             case EEXIST: throw .exists(path: path)
             case EISDIR: throw .isDirectory(path: path)
             case let code: throw .cannotOpen(path: path, errno: code)
             }
         }
-        fd = opened
         pending.append(contentsOf: "# timestamp format v2\n".utf8)
     }
 
     deinit {
-        if fd >= 0 { Glibc.close(fd) }
+        // Every line was written by `close()` or the recording already failed.
+        try? closeDescriptor(fd)
     }
 
     /// Deletes the file if this log created it: a run that wrote no frame leaves none behind.
     /// A file that was there before (or a device) is left alone.
     public func removeIfCreated() {
-        if createdFile { unlink(path) }
+        if createdFile { _ = try? systemCall("unlink") { unlink(path) } }
     }
 
     /// Adds the time of the next encoded frame.
@@ -64,8 +65,10 @@ public final class TimestampLog {
 
     private func flush() throws(OutputError) {
         guard !pending.isEmpty else { return }
-        if let failure = pending.withUnsafeBytes({ writeFully(fd, $0) }) {
-            throw failure == ENOSPC ? .diskFull(path: path) : .writeFailed(path: path, errno: failure)
+        do {
+            try writeFully(fd, pending)
+        } catch {
+            throw error.errno == ENOSPC ? .diskFull(path: path) : .writeFailed(path: path, errno: error.errno)
         }
         pending.removeAll(keepingCapacity: true)
     }

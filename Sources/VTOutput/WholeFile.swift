@@ -11,12 +11,18 @@ public func writeWholeFile(path: String, bytes: [UInt8]) throws(OutputError) {
     if path == "-" {
         fd = 1
     } else {
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
-        guard fd >= 0 else {
-            if errno == EISDIR { throw .isDirectory(path: path) }
-            throw .cannotOpen(path: path, errno: errno)
+        do {
+            fd = try systemCall("open") { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666) }
+        } catch {
+            if error.errno == EISDIR { throw .isDirectory(path: path) }
+            throw .cannotOpen(path: path, errno: error.errno)
         }
     }
-    defer { if fd != 1 { close(fd) } }
-    if let failure = bytes.withUnsafeBytes({ writeFully(fd, $0) }) { throw .writeFailed(path: path, errno: failure) }
+    do {
+        try writeFully(fd, bytes, descriptor: fd == 1 ? .inherited : .own)
+        if fd != 1 { try closeDescriptor(fd) }
+    } catch {
+        if fd != 1 { try? closeDescriptor(fd) }
+        throw .writeFailed(path: path, errno: error.errno)
+    }
 }

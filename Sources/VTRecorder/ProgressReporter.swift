@@ -65,6 +65,7 @@ public final class ProgressReporter {
     }
 
     private func writeRaw(_ text: String) {
-        _ = Array(text.utf8).withUnsafeBytes { writeFully(2, $0) }
+        // A progress line that cannot be shown is not worth stopping a recording for.
+        try? writeFully(2, Array(text.utf8), descriptor: .inherited)
     }
 }

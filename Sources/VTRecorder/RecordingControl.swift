@@ -44,7 +44,7 @@ public final class RecordingControl: Sendable {
     /// output file that got no frame yet is removed, as on a clean stop.
     public func abort(status: Int32) -> Never {
         writing.withLock { unusedFile in
-            if let unusedFile { unlink(unusedFile) }
+            if let unusedFile { _ = try? systemCall("unlink") { unlink(unusedFile) } }
             _exit(status)
         }
     }

@@ -108,7 +108,7 @@ final class BatchRunner: @unchecked Sendable {
         self.jobs = jobs
         var template = Array((FileManager.default.temporaryDirectory.path + "/vtrecord-batch-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else {
-            throw UsageError("cannot make a temporary directory: \(String(cString: strerror(errno)))")
+            throw UsageError("cannot make a temporary directory: \(SystemError.reason(errno))")
         }
         scratch = String(cString: made)
     }
@@ -151,8 +151,9 @@ final class BatchRunner: @unchecked Sendable {
         // which its last error line is quoted in the result.
         let tee = Pipe()
         process.standardError = tee
-        let descriptor = open(errorFile, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        let log = descriptor >= 0 ? FileHandle(fileDescriptor: descriptor, closeOnDealloc: true) : nil
+        // Without the file the job's last error line is not quoted; its messages still show.
+        let log = (try? systemCall("open") { open(errorFile, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600) })
+            .map { FileHandle(fileDescriptor: $0, closeOnDealloc: true) }
         let copied = DispatchSemaphore(value: 0)
         let copier = Thread {
             let reader = tee.fileHandleForReading

@@ -120,9 +120,9 @@ struct PresetLibrary: Sendable {
     /// strerror for the usual reasons a file cannot be read, which Foundation words loosely.
     private static func plainReason(_ path: String, fallback: String) -> String {
         var info = stat()
-        if stat(path, &info) != 0 { return String(cString: strerror(errno)) }
+        if stat(path, &info) != 0 { return SystemError.reason(errno) }
         if (info.st_mode & S_IFMT) == S_IFDIR { return "it is a directory" }
-        if access(path, R_OK) != 0 { return String(cString: strerror(errno)) }
+        if access(path, R_OK) != 0 { return SystemError.reason(errno) }
         return fallback
     }
 }

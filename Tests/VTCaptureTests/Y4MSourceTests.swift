@@ -300,3 +300,27 @@ struct Y4MSourceStreamTests {
         #expect(try noFrame { try source.nextFrame() })
     }
 }
+
+/// Reading a Y4M file when the system refuses, reached through the system-call seam.
+@Suite struct Y4MReadFaultTests {
+    @Test func aFailedReadIsReportedWithThePathAndReason() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("faulty.y4m")
+        try ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=64x48:rate=30", "-frames:v", "3",
+                    "-pix_fmt", "yuv420p", "-f", "yuv4mpegpipe", "-y", path])
+        // The header comes with the first read; a regular file's pictures are mapped, so the
+        // mapping fails too, and the source falls back on neither.
+        let faults = SystemCallFaults([.init(call: "read", errno: EIO, after: 1), .init(call: "mmap", errno: EIO)])
+        let error = faults.during { () -> CaptureError? in
+            do throws(CaptureError) {
+                let source = try Y4MSource(path: path)
+                while let frame = try source.nextFrame() { frame.release() }
+                return nil
+            } catch {
+                return error
+            }
+        }
+        #expect(error == .readFailed(path: path, errno: EIO))
+        #expect(error?.description == "cannot read \(path): Input/output error")
+    }
+}

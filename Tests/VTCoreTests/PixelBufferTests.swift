@@ -1,6 +1,7 @@
 import Dispatch
 import Testing
 import VTCore
+import VTTestSupport
 
 @Suite struct PixelBufferTests {
     @Test func packedLayoutMatchesY4M() {
@@ -33,18 +34,18 @@ import VTCore
         #expect(pool.freeCount == 2)
     }
 
+    /// The blocking take runs on a thread of its own: a test never blocks one of the
+    /// cooperative pool's threads.
     @Test func takeWaitsForARelease() async {
         let pool = PixelBufferPool(format: .nv12, width: 32, height: 32, capacity: 1)
         let held = pool.take()
-        let released = DispatchSemaphore(value: 0)
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(50)) {
-            held.release()
-            released.signal()
+        let returned = await onOwnThread {
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) { held.release() }
+            return pool.take()
         }
-        let again = pool.take()
-        #expect(again === held)
-        released.wait()
-        again.release()
+        #expect(returned === held)
+        returned.release()
+        #expect(pool.freeCount == 1)
     }
 
     @Test func leasedMemoryRunsItsReleaseHook() {

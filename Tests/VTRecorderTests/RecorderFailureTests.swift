@@ -5,6 +5,7 @@ import VTCapture
 import VTCore
 import VTEncoding
 import VTOutput
+import VTTestSupport
 @testable import VTRecorder
 
 /// A recording that fails (the output cannot be opened or written, the encoder refuses a

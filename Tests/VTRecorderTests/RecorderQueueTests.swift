@@ -5,6 +5,7 @@ import VTCapture
 import VTCore
 import VTEncoding
 import VTOutput
+import VTTestSupport
 @testable import VTRecorder
 
 /// A live recording whose encoder has fallen behind: every frame the camera gave is either
@@ -70,13 +71,4 @@ import VTOutput
 final class ControlBox: @unchecked Sendable {
     // @unchecked Sendable: set once before the recording starts, read on its encoder thread.
     var control: RecordingControl?
-}
-
-/// Runs `body` on a thread of its own and waits for it without blocking a thread of Swift's
-/// cooperative pool: a recording blocks its thread on semaphores and locks.
-func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-    await withCheckedContinuation { continuation in
-        let thread = Thread { continuation.resume(returning: body()) }
-        thread.start()
-    }
 }
