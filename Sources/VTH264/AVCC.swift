@@ -22,19 +22,51 @@ public enum AVCC {
     /// Annex B → AVCC with 4-byte lengths: each NAL unit of `AnnexB.nalUnitRanges(in:)`
     /// prefixed with its size. Bytes before the first start code are dropped.
     public static func fromAnnexB(_ data: [UInt8]) -> [UInt8] {
+        fromAnnexB(data, parameterSetsApart: false).accessUnit
+    }
+
+    /// An access unit as an encoder's Annex B output holds it, split the way a format
+    /// description wants it: the SPS and PPS NAL units apart (without start codes), access
+    /// unit delimiters and empty units dropped, and every other NAL unit in AVCC with 4-byte
+    /// lengths.
+    public struct SplitAccessUnit: Equatable, Sendable {
+        public var accessUnit: [UInt8]
+        public var sequenceParameterSets: [[UInt8]]
+        public var pictureParameterSets: [[UInt8]]
+    }
+
+    /// Annex B → AVCC with 4-byte lengths, and with `parameterSetsApart`, SPS/PPS/AUD out of
+    /// the access unit (`SplitAccessUnit`).
+    public static func fromAnnexB(_ data: [UInt8], parameterSetsApart: Bool) -> SplitAccessUnit {
         data.withUnsafeBufferPointer { bytes in
             let ranges = AnnexB.nalUnitRanges(in: UnsafeRawBufferPointer(bytes))
-            var out: [UInt8] = []
-            out.reserveCapacity(ranges.reduce(0) { $0 + 4 + $1.count })
+            var split = SplitAccessUnit(accessUnit: [], sequenceParameterSets: [], pictureParameterSets: [])
+            split.accessUnit.reserveCapacity(ranges.reduce(0) { $0 + 4 + $1.count })
             for range in ranges {
+                if parameterSetsApart {
+                    // An empty unit between two start codes carries nothing to keep.
+                    if range.isEmpty { continue }
+                    switch NALUnitHeader(bytes[range.lowerBound]).type {
+                    case .sps:
+                        split.sequenceParameterSets.append(Array(bytes[range]))
+                        continue
+                    case .pps:
+                        split.pictureParameterSets.append(Array(bytes[range]))
+                        continue
+                    case .accessUnitDelimiter:
+                        continue
+                    default:
+                        break
+                    }
+                }
                 let length = UInt32(truncatingIfNeeded: range.count)
-                out.append(UInt8(truncatingIfNeeded: length >> 24))
-                out.append(UInt8(truncatingIfNeeded: length >> 16))
-                out.append(UInt8(truncatingIfNeeded: length >> 8))
-                out.append(UInt8(truncatingIfNeeded: length))
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[range]))
+                split.accessUnit.append(UInt8(truncatingIfNeeded: length >> 24))
+                split.accessUnit.append(UInt8(truncatingIfNeeded: length >> 16))
+                split.accessUnit.append(UInt8(truncatingIfNeeded: length >> 8))
+                split.accessUnit.append(UInt8(truncatingIfNeeded: length))
+                split.accessUnit.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[range]))
             }
-            return out
+            return split
         }
     }
 

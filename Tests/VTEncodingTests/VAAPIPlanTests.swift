@@ -171,3 +171,32 @@ import VTCore
         }
     }
 }
+
+/// What a VA-API session says when the device it was planned for fails it.
+@Suite struct VAAPIFailureTests {
+    /// A device gone between choosing it and opening the session is "unavailable", not an
+    /// open failure folded into one string.
+    @Test func aDeviceGoneByPrepareIsUnavailable() throws {
+        let capabilities = VAAPICapabilities(
+            device: "/nonexistent/renderD128", vendor: "test", apiVersion: "1.17",
+            profiles: [VAAPICapabilities.Profile(name: .high, entrypoints: [
+                VAAPICapabilities.Entrypoint(kind: .encSlice, yuv420: true, rateControl: UInt32(VA_RC_CQP),
+                                             packedHeaders: UInt32(VA_ENC_PACKED_HEADER_SEQUENCE | VA_ENC_PACKED_HEADER_SLICE),
+                                             maxReferencesL0: 4, maxReferencesL1: 1, maxSlices: 1, qualityLevels: 7)])])
+        let plan = try VAAPIPlan(capabilities: capabilities, settings: EncoderSettings())
+        let session = try VAAPISession(plan: plan, width: 64, height: 48, settings: EncoderSettings()) { _ in }
+        #expect(throws: EncoderError.unavailable(encoder: "vaapi",
+                                                 reason: "cannot open /nonexistent/renderD128: No such file or directory")) {
+            try session.prepare()
+        }
+    }
+
+    @Test func eachFailureSaysWhatFailed() {
+        #expect(VAAPIFailure.call("vaEndPicture", status: VAStatus(VA_STATUS_ERROR_OPERATION_FAILED)).description
+                == "vaEndPicture failed: operation failed")
+        #expect(VAAPIFailure.noDriver(path: "/dev/dri/renderD128", status: VAStatus(VA_STATUS_ERROR_ALLOCATION_FAILED)).isDeviceUnusable)
+        #expect(!VAAPIFailure.call("vaCreateConfig", status: VAStatus(VA_STATUS_ERROR_UNSUPPORTED_PROFILE)).isDeviceUnusable)
+        #expect(VAAPIFailure.conversion(from: .yuyv).description == "libyuv could not convert a yuyv picture to NV12")
+    }
+}
+

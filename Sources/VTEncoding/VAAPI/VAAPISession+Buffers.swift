@@ -6,7 +6,7 @@ import VTH264
 /// parameters, packed headers, and the misc parameters of rate control. Every value comes from
 /// the plan, the planner's picture and the same SPS/PPS the packed headers are written from.
 extension VAAPISession {
-    func parameterBuffers(for picture: PlannedPicture, coded: VABufferID) throws -> [VABufferID] {
+    func parameterBuffers(for picture: PlannedPicture, coded: VABufferID) throws(VAAPIFailure) -> [VABufferID] {
         var buffers: [VABufferID] = []
         do {
             if picture.kind == .idr {
@@ -39,7 +39,7 @@ extension VAAPISession {
         }
     }
 
-    func makeBuffer<T>(_ type: VABufferType, _ value: inout T) throws -> VABufferID {
+    func makeBuffer<T>(_ type: VABufferType, _ value: inout T) throws(VAAPIFailure) -> VABufferID {
         var id = VABufferID(VA_INVALID_ID)
         let status = withUnsafeMutableBytes(of: &value) { raw in
             vaCreateBuffer(display, context, type, UInt32(raw.count), 1, raw.baseAddress, &id)
@@ -48,7 +48,7 @@ extension VAAPISession {
         return id
     }
 
-    func makeBuffer(_ type: VABufferType, bytes: [UInt8]) throws -> VABufferID {
+    func makeBuffer(_ type: VABufferType, bytes: [UInt8]) throws(VAAPIFailure) -> VABufferID {
         var id = VABufferID(VA_INVALID_ID)
         var copy = bytes
         try vaCheck(vaCreateBuffer(display, context, type, UInt32(copy.count), 1, &copy, &id),
@@ -56,7 +56,7 @@ extension VAAPISession {
         return id
     }
 
-    func packedHeader(_ type: VAEncPackedHeaderType, bytes: [UInt8], bitLength: Int) throws -> [VABufferID] {
+    func packedHeader(_ type: VAEncPackedHeaderType, bytes: [UInt8], bitLength: Int) throws(VAAPIFailure) -> [VABufferID] {
         var parameters = VAEncPackedHeaderParameterBuffer()
         parameters.type = type.rawValue
         parameters.bit_length = UInt32(bitLength)
@@ -72,7 +72,7 @@ extension VAAPISession {
 
     /// A misc parameter buffer: the VAEncMiscParameterBuffer header (its type) followed by the
     /// parameter structure.
-    func miscBuffer<T>(_ type: VAEncMiscParameterType, _ value: T) throws -> VABufferID {
+    func miscBuffer<T>(_ type: VAEncMiscParameterType, _ value: T) throws(VAAPIFailure) -> VABufferID {
         let headerSize = MemoryLayout<VAEncMiscParameterBuffer>.size
         var bytes = [UInt8](repeating: 0, count: headerSize + MemoryLayout<T>.size)
         bytes.withUnsafeMutableBytes { raw in
@@ -87,7 +87,7 @@ extension VAAPISession {
     /// Rate control, HRD, frame rate and quality level: sent with every IDR, as ffmpeg does.
     /// The values follow ffmpeg's h264_vaapi for the same options, so a driver sees the same
     /// thing from either program.
-    func miscParameterBuffers() throws -> [VABufferID] {
+    func miscParameterBuffers() throws(VAAPIFailure) -> [VABufferID] {
         var buffers: [VABufferID] = []
         do {
             switch plan.rateControl {

@@ -116,15 +116,18 @@ public final class VAAPISession: CompressionSession {
     public func prepare() throws(EncoderError) {
         do {
             try open()
+        } catch where error.isDeviceUnusable {
+            // The device worked when it was chosen; it has gone or changed since.
+            throw .unavailable(encoder: "vaapi", reason: error.description)
         } catch {
-            throw .openFailed(encoder: "vaapi", reason: "\(error)")
+            throw .openFailed(encoder: "vaapi", reason: error.description)
         }
         formatDescription = FormatDescription(width: width, height: height,
                                               sequenceParameterSets: [headers.sps.nalUnit()],
                                               pictureParameterSets: [headers.pps.nalUnit()])
     }
 
-    private func open() throws {
+    private func open() throws(VAAPIFailure) {
         let device = try VADevice(path: plan.device)
         self.device = device
         uploader = VAAPIUploader(display: device.display, width: width, height: height, logger: logger)
@@ -159,7 +162,7 @@ public final class VAAPISession: CompressionSession {
         freeCoded = Array(codedBuffers.indices)
     }
 
-    private func makeSurfaces(_ count: Int, width: Int, height: Int) throws -> [VASurfaceID] {
+    private func makeSurfaces(_ count: Int, width: Int, height: Int) throws(VAAPIFailure) -> [VASurfaceID] {
         var surfaces = [VASurfaceID](repeating: VASurfaceID(VA_INVALID_SURFACE), count: count)
         var attribute = VASurfaceAttrib()
         attribute.type = VASurfaceAttribPixelFormat
@@ -184,7 +187,7 @@ public final class VAAPISession: CompressionSession {
             try uploader.upload(buffer, to: inputSurfaces[input])
         } catch {
             freeInputs.append(input)
-            throw EncoderError.encodeFailed(encoder: "vaapi", frame: index, reason: "\(error)")
+            throw EncoderError.encodeFailed(encoder: "vaapi", frame: index, reason: error.description)
         }
         nextDisplayIndex += 1
         waiting[index] = input
@@ -245,7 +248,7 @@ public final class VAAPISession: CompressionSession {
         } catch {
             freeCoded.append(coded)
             freeInputs.append(input)
-            throw EncoderError.encodeFailed(encoder: "vaapi", frame: picture.displayIndex, reason: "\(error)")
+            throw EncoderError.encodeFailed(encoder: "vaapi", frame: picture.displayIndex, reason: error.description)
         }
         inFlight.append(Submitted(picture: picture, input: input, coded: coded))
         if inFlight.count > pipelineDepth { try collectOldest() }
@@ -266,13 +269,13 @@ public final class VAAPISession: CompressionSession {
             try vaCheck(vaSyncSurface(display, inputSurfaces[done.input]), "vaSyncSurface")
             bytes = try readCodedBuffer(codedBuffers[done.coded])
         } catch {
-            throw EncoderError.encodeFailed(encoder: "vaapi", frame: picture.displayIndex, reason: "\(error)")
+            throw EncoderError.encodeFailed(encoder: "vaapi", frame: picture.displayIndex, reason: error.description)
         }
         try deliver(bytes, picture: picture)
     }
 
     /// The coded buffer's segments, in order, after checking none overflowed.
-    private func readCodedBuffer(_ id: VABufferID) throws -> [UInt8] {
+    private func readCodedBuffer(_ id: VABufferID) throws(VAAPIFailure) -> [UInt8] {
         var mapped: UnsafeMutableRawPointer?
         try vaCheck(vaMapBuffer(display, id, &mapped), "vaMapBuffer(coded)")
         defer { _ = vaUnmapBuffer(display, id) }
@@ -280,7 +283,7 @@ public final class VAAPISession: CompressionSession {
         var segment = mapped?.assumingMemoryBound(to: VACodedBufferSegment.self)
         while let current = segment {
             if current.pointee.status & UInt32(VA_CODED_BUF_STATUS_SLICE_OVERFLOW_MASK) != 0 {
-                throw CodedBufferOverflow(size: codedBufferSize)
+                throw .codedBufferOverflow(size: codedBufferSize)
             }
             if current.pointee.size > 0, let data = current.pointee.buf {
                 bytes.append(contentsOf: UnsafeRawBufferPointer(start: data, count: Int(current.pointee.size)))
@@ -290,33 +293,14 @@ public final class VAAPISession: CompressionSession {
         return bytes
     }
 
-    struct CodedBufferOverflow: Error, CustomStringConvertible {
-        let size: Int
-        var description: String { "the coded picture did not fit its \(size)-byte buffer" }
-    }
-
     /// Annex B from the driver → AVCC access unit; parameter sets go to the format description
     /// (the driver's own when it wrote them, so the file carries what the slices were coded
     /// with).
     private func deliver(_ annexB: [UInt8], picture: PlannedPicture) throws {
-        var data: [UInt8] = []
-        data.reserveCapacity(annexB.count + 16)
-        var sps: [[UInt8]] = []
-        var pps: [[UInt8]] = []
-        annexB.withUnsafeBytes { raw in
-            for range in AnnexB.nalUnitRanges(in: raw) where !range.isEmpty {
-                let nal = Array(annexB[range])
-                switch NALUnitHeader(nal[0]).type {
-                case .sps: sps.append(nal)
-                case .pps: pps.append(nal)
-                case .accessUnitDelimiter: break
-                default:
-                    let length = UInt32(nal.count)
-                    data += [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)]
-                    data += nal
-                }
-            }
-        }
+        let split = AVCC.fromAnnexB(annexB, parameterSetsApart: true)
+        let data = split.accessUnit
+        let sps = split.sequenceParameterSets
+        let pps = split.pictureParameterSets
         if plan.packedHeaders & UInt32(VA_ENC_PACKED_HEADER_SEQUENCE) == 0, !sps.isEmpty, !pps.isEmpty {
             formatDescription = FormatDescription(width: width, height: height,
                                                   sequenceParameterSets: sps, pictureParameterSets: pps)

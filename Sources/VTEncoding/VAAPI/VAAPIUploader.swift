@@ -29,7 +29,7 @@ final class VAAPIUploader {
         image = nil
     }
 
-    func upload(_ buffer: PixelBuffer, to surface: VASurfaceID) throws {
+    func upload(_ buffer: PixelBuffer, to surface: VASurfaceID) throws(VAAPIFailure) {
         if deriveWorks {
             var derived = VAImage()
             let status = vaDeriveImage(display, surface, &derived)
@@ -48,13 +48,13 @@ final class VAAPIUploader {
                                0, 0, UInt32(width), UInt32(height)), "vaPutImage")
     }
 
-    private func imageForPut() throws -> VAImage {
+    private func imageForPut() throws(VAAPIFailure) -> VAImage {
         if let image { return image }
         var count = vaMaxNumImageFormats(display)
         var formats = [VAImageFormat](repeating: VAImageFormat(), count: Int(max(count, 1)))
         try vaCheck(vaQueryImageFormats(display, &formats, &count), "vaQueryImageFormats")
         guard var format = formats.prefix(Int(count)).first(where: { $0.fourcc == Self.fourccNV12 }) else {
-            throw VAAPIUnusable("the driver can neither map its surfaces nor take NV12 images")
+            throw .noNV12Upload
         }
         var created = VAImage()
         try vaCheck(vaCreateImage(display, &format, Int32(width), Int32(height), &created), "vaCreateImage")
@@ -64,12 +64,12 @@ final class VAAPIUploader {
 
     /// Copies the picture into a mapped NV12 image, honouring the image's pitches and plane
     /// offsets.
-    private func write(_ buffer: PixelBuffer, into image: VAImage) throws {
+    private func write(_ buffer: PixelBuffer, into image: VAImage) throws(VAAPIFailure) {
         var mapped: UnsafeMutableRawPointer?
         try vaCheck(vaMapBuffer(display, image.buf, &mapped), "vaMapBuffer(image)")
         defer { _ = vaUnmapBuffer(display, image.buf) }
         guard let base = mapped?.assumingMemoryBound(to: UInt8.self) else {
-            throw VAAPICallError(call: "vaMapBuffer(image)", status: VA_STATUS_ERROR_INVALID_BUFFER)
+            throw .call("vaMapBuffer(image)", status: VA_STATUS_ERROR_INVALID_BUFFER)
         }
         let y = base + Int(image.offsets.0)
         let uv = base + Int(image.offsets.1)
@@ -93,7 +93,7 @@ final class VAAPIUploader {
             status = YUY2ToNV12(planes[0].baseAddress, Int32(planes[0].bytesPerRow), y, yPitch, uv, uvPitch, w, h)
         }
         guard status == 0 else {
-            throw VAAPIFailure("libyuv could not convert a \(buffer.format.rawValue) picture to NV12")
+            throw .conversion(from: buffer.format)
         }
     }
 }

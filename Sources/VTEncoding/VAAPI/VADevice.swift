@@ -2,24 +2,50 @@ import CVAAPI
 import Foundation
 import VTCore
 
-/// A libva call that failed: which call, and libva's words for the status.
-public struct VAAPICallError: Error, Sendable, CustomStringConvertible {
-    public let call: String
-    public let status: VAStatus
+/// Why VA-API could not be used, or stopped working, each said in one line.
+public enum VAAPIFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The render node could not be opened.
+    case cannotOpen(path: String, SystemError)
+    /// The node opened but libva found no DRM display on it.
+    case notARenderNode(path: String)
+    /// vaInitialize failed: no driver for this GPU, or the driver refused it.
+    case noDriver(path: String, status: VAStatus)
+    /// A libva call failed: which call, and libva's words for the status.
+    case call(String, status: VAStatus)
+    /// libyuv could not turn a picture into the NV12 the surfaces hold.
+    case conversion(from: PixelFormat)
+    /// Pictures cannot reach the driver: its surfaces cannot be mapped and it takes no NV12
+    /// image to copy from.
+    case noNV12Upload
+    /// The driver's coded picture was bigger than the buffer made for the worst case.
+    case codedBufferOverflow(size: Int)
 
-    public var description: String { "\(call) failed: \(String(cString: vaErrorStr(status)))" }
-}
+    /// The device itself cannot be used (as opposed to one request to it failing).
+    public var isDeviceUnusable: Bool {
+        switch self {
+        case .cannotOpen, .notARenderNode, .noDriver: true
+        case .call, .conversion, .noNV12Upload, .codedBufferOverflow: false
+        }
+    }
 
-/// Something VA-API could not do, said in one line.
-struct VAAPIFailure: Error, CustomStringConvertible {
-    let description: String
+    public var description: String {
+        switch self {
+        case let .cannotOpen(path, failure): "cannot open \(path): \(failure.reason)"
+        case let .notARenderNode(path): "\(path) is not a DRM render node"
+        case let .noDriver(path, status): "no VA-API driver works with \(path): \(Self.words(status))"
+        case let .call(call, status): "\(call) failed: \(Self.words(status))"
+        case let .conversion(format): "libyuv could not convert a \(format.rawValue) picture to NV12"
+        case .noNV12Upload: "the driver can neither map its surfaces nor take NV12 images"
+        case let .codedBufferOverflow(size): "the coded picture did not fit its \(size)-byte buffer"
+        }
+    }
 
-    init(_ description: String) { self.description = description }
+    private static func words(_ status: VAStatus) -> String { String(cString: vaErrorStr(status)) }
 }
 
 /// Checks a libva status.
-func vaCheck(_ status: VAStatus, _ call: @autoclosure () -> String) throws(VAAPICallError) {
-    guard status == VA_STATUS_SUCCESS else { throw VAAPICallError(call: call(), status: status) }
+func vaCheck(_ status: VAStatus, _ call: @autoclosure () -> String) throws(VAAPIFailure) {
+    guard status == VA_STATUS_SUCCESS else { throw .call(call(), status: status) }
 }
 
 /// An initialised VA-API display on a DRM render node (`/dev/dri/renderD128`).
@@ -31,13 +57,15 @@ final class VADevice {
     private let fd: Int32
 
     init(path: String) throws(VAAPIFailure) {
-        let fd = open(path, O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else {
-            throw VAAPIFailure( "cannot open \(path): \(String(cString: strerror(errno)))")
+        let fd: Int32
+        do {
+            fd = try systemCall("open") { open(path, O_RDWR | O_CLOEXEC) }
+        } catch {
+            throw .cannotOpen(path: path, error)
         }
         guard let display = vaGetDisplayDRM(fd) else {
-            close(fd)
-            throw VAAPIFailure( "\(path) is not a DRM render node")
+            try? closeDescriptor(fd)
+            throw .notARenderNode(path: path)
         }
         // libva announces its version and driver on the info channel: keep that quiet. Its
         // error channel stays on standard error.
@@ -47,8 +75,8 @@ final class VADevice {
         let status = vaInitialize(display, &major, &minor)
         guard status == VA_STATUS_SUCCESS else {
             _ = vaTerminate(display)
-            close(fd)
-            throw VAAPIFailure( "no VA-API driver works with \(path): \(String(cString: vaErrorStr(status)))")
+            try? closeDescriptor(fd)
+            throw .noDriver(path: path, status: status)
         }
         self.path = path
         self.fd = fd
@@ -59,7 +87,7 @@ final class VADevice {
 
     deinit {
         _ = vaTerminate(display)
-        close(fd)
+        try? closeDescriptor(fd)
     }
 
     /// The render nodes of this machine, in name order.
