@@ -2,10 +2,10 @@
 import PackageDescription
 
 // One direction of dependency: vtrecord (CLI) → VTRecorder → {VTCapture, VTEncoding, VTOutput}
-// → VTH264 → VTCore → C system libraries.
+// → VTH264 → VTCore → C system libraries. Linux only: V4L2, VA-API and libv4l2 have no other
+// home, so no other platform is declared.
 let package = Package(
     name: "vtrecord",
-    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "vtrecord", targets: ["vtrecord"]),
     ],
@@ -38,8 +38,7 @@ let package = Package(
                                .product(name: "Logging", package: "swift-log")]),
         .target(name: "VTOutput", dependencies: ["VTCore", "VTH264"]),
         .target(name: "VTRecorder",
-                dependencies: ["VTCore", "VTH264", "VTCapture", "VTEncoding", "VTOutput",
-                               .product(name: "Logging", package: "swift-log")]),
+                dependencies: ["VTCore", "VTCapture", "VTEncoding", "VTOutput"]),
         .executableTarget(name: "vtrecord",
                           dependencies: ["VTRecorder", "VTCore", "VTH264", "VTCapture",
                                          "VTEncoding", "VTOutput",

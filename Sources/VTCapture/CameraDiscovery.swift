@@ -107,7 +107,7 @@ public enum CameraDiscovery {
 
     /// Formats, sizes and rates, as the recording command would choose from them. Works while
     /// another program records from the camera.
-    public static func formats(path: String) throws(CaptureError) -> [CameraFormatDescription] {
+    public static func formats(path: String) throws(CaptureError) -> [CameraFormatOffer] {
         let device = try V4L2Device(path: path, forCapture: false)
         return try device.enumerateFormats()
     }

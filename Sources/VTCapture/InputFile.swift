@@ -9,7 +9,7 @@ import Glibc
 /// a regular file, mapped so they are not copied at all.
 ///
 /// Works the same on pipes, where read(2) returns whatever has arrived, as on files. Used by
-/// one thread at a time; a `StopSignal` interrupts a read that waits on a pipe.
+/// one thread at a time; a `SourceInterrupt` interrupts a read that waits on a pipe.
 final class InputFile {
     enum LineResult {
         case line([UInt8])
@@ -36,7 +36,7 @@ final class InputFile {
     /// Regular files never block a read for long, so only pipes, FIFOs and devices pay for
     /// the poll that lets `stop()` interrupt them.
     private let mayBlock: Bool
-    private let stopSignal: StopSignal
+    private let interrupt: SourceInterrupt
     private let readAhead: UnsafeMutableRawBufferPointer
     private var start = 0
     private var end = 0
@@ -48,9 +48,9 @@ final class InputFile {
 
     /// Opens `path`, or standard input for "-". Opening a FIFO waits for a writer, as
     /// open(2) does.
-    init(path: String, stopSignal: StopSignal) throws(CaptureError) {
+    init(path: String, interrupt: SourceInterrupt) throws(CaptureError) {
         self.path = path
-        self.stopSignal = stopSignal
+        self.interrupt = interrupt
         if path == "-" {
             fd = STDIN_FILENO
             ownsDescriptor = false
@@ -197,8 +197,8 @@ final class InputFile {
 
     private func readSome(into pointer: UnsafeMutableRawPointer, count: Int) throws(CaptureError) -> ReadResult {
         if atEnd { return .endOfInput }
-        if stopSignal.isRaised { return .stopped }
-        if mayBlock && !stopSignal.waitUntilReadable(fd) { return .stopped }
+        if interrupt.isRaised { return .stopped }
+        if mayBlock && !interrupt.waitUntilReadable(fd) { return .stopped }
         let n: Int
         do {
             n = try systemCall("read", descriptor: ownsDescriptor ? .own : .inherited) { Glibc.read(fd, pointer, count) }

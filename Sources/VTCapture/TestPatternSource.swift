@@ -21,7 +21,7 @@ public final class TestPatternSource: CaptureSource {
 
     private let painter: TestPatternPainter
     private let pool: PixelBufferPool
-    private let stopSignal = StopSignal()
+    private let interrupt = SourceInterrupt()
     private let counters = Mutex(CaptureStatistics())
     /// Only the capture thread touches the schedule; the mutex makes that provable.
     private let schedule = Mutex(Schedule())
@@ -67,7 +67,7 @@ public final class TestPatternSource: CaptureSource {
     }
 
     public func stop() {
-        stopSignal.raise()
+        interrupt.raise()
     }
 
     /// Reads the frame number back from the luma plane of a decoded test-pattern picture of
@@ -86,7 +86,7 @@ public final class TestPatternSource: CaptureSource {
     }
 
     private func nextUnpacedFrame(_ schedule: inout Schedule) -> CapturedFrame? {
-        if stopSignal.isRaised { return nil }
+        if interrupt.isRaised { return nil }
         let buffer = pool.take()
         let n = schedule.nextFrame
         schedule.nextFrame += 1
@@ -98,7 +98,7 @@ public final class TestPatternSource: CaptureSource {
         schedule.start = start
         while true {
             var n = schedule.nextFrame
-            guard stopSignal.sleep(untilMonotonic: start + nanoseconds(untilFrame: n)) else { return nil }
+            guard interrupt.sleep(untilMonotonic: start + nanoseconds(untilFrame: n)) else { return nil }
             // Like a camera that keeps only its newest picture: frames whose successor is
             // already due were missed by a consumer that came back late.
             let current = frameDue(atNanoseconds: MonotonicClock.nanoseconds() - start)

@@ -209,8 +209,8 @@ final class V4L2Device {
     // MARK: Formats
 
     /// Every format, size and rate the device offers, in the driver's order.
-    func enumerateFormats() throws(CaptureError) -> [CameraFormatDescription] {
-        var formats: [CameraFormatDescription] = []
+    func enumerateFormats() throws(CaptureError) -> [CameraFormatOffer] {
+        var formats: [CameraFormatOffer] = []
         var index: UInt32 = 0
         while true {
             var desc = v4l2_fmtdesc()
@@ -221,7 +221,7 @@ final class V4L2Device {
                 throw error(for: code, request: vt_VIDIOC_ENUM_FMT)
             }
             let fourCC = FourCC(rawValue: desc.pixelformat)
-            formats.append(CameraFormatDescription(
+            formats.append(CameraFormatOffer(
                 fourCC: fourCC, name: Self.string(desc.description),
                 isEmulated: desc.flags & UInt32(V4L2_FMT_FLAG_EMULATED) != 0,
                 isCompressed: desc.flags & UInt32(V4L2_FMT_FLAG_COMPRESSED) != 0,

@@ -27,7 +27,7 @@ extension V4L2Source {
         reader.stream.ring.close()
         let old = reader.stream.image
         while true {
-            guard stopSignal.sleep(untilMonotonic: MonotonicClock.nanoseconds() + 100_000_000) else { return false }
+            guard interrupt.sleep(untilMonotonic: MonotonicClock.nanoseconds() + 100_000_000) else { return false }
             let device: V4L2Device
             do throws(CaptureError) {
                 device = try V4L2Device(path: path)

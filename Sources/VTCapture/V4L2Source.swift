@@ -26,7 +26,7 @@ public final class V4L2Source: CaptureSource {
     /// What was asked and what the driver chose.
     public let negotiation: CameraNegotiationReport
 
-    let cameraFormat: CameraPixelFormat
+    let cameraFormat: CameraWireFormat
     let zeroCopy: Bool
     let bufferCount: Int
     let depth: PipelineDepth
@@ -34,7 +34,7 @@ public final class V4L2Source: CaptureSource {
     private let reconnects: Bool
     /// `--control` settings, set again after a reconnect (a replugged camera forgets them).
     let controls: [ControlSetting]
-    let stopSignal = StopSignal()
+    let interrupt = SourceInterrupt()
     private let reader: Mutex<Reader>
     let counters = Mutex(CaptureStatistics())
     let logger: Logger
@@ -87,7 +87,7 @@ public final class V4L2Source: CaptureSource {
                 + "(it offers \(names.isEmpty ? "none" : names); vtrecord reads YUYV, NV12, YU12 and MJPEG)")
         }
         let image = try device.setFormat(choice.format.fourCC, choice.size)
-        guard let cameraFormat = CameraPixelFormat(fourCC: image.fourCC) else {
+        guard let cameraFormat = CameraWireFormat(fourCC: image.fourCC) else {
             throw .unsupportedDeviceFormat(path: path, detail: "the driver switched to \(image.fourCC), which vtrecord cannot read")
         }
         guard image.width >= 16, image.height >= 16, image.width % 2 == 0, image.height % 2 == 0 else {
@@ -125,7 +125,7 @@ public final class V4L2Source: CaptureSource {
 
     /// The encoder takes NV12 and I420 with any stride, as long as each plane's rows fit in
     /// the driver's buffer.
-    static func canPassWithoutCopy(_ format: CameraPixelFormat, _ image: V4L2Device.ImageFormat,
+    static func canPassWithoutCopy(_ format: CameraWireFormat, _ image: V4L2Device.ImageFormat,
                                    _ ring: V4L2BufferRing) -> Bool {
         let rawSize = rawImageSize(image)
         return format.isRaw420 && image.bytesPerLine >= image.width
@@ -138,7 +138,7 @@ public final class V4L2Source: CaptureSource {
                                  bytesPerLine: image.bytesPerLine)
     }
 
-    static func stream(_ ring: V4L2BufferRing, _ image: V4L2Device.ImageFormat, _ format: CameraPixelFormat,
+    static func stream(_ ring: V4L2BufferRing, _ image: V4L2Device.ImageFormat, _ format: CameraWireFormat,
                        zeroCopy: Bool, depth: PipelineDepth) -> Stream {
         let pool = PixelBufferPool(format: zeroCopy ? format.deliveredPixelFormat : .i420,
                                    width: image.width, height: image.height, capacity: depth.framesHeld)
@@ -161,13 +161,13 @@ public final class V4L2Source: CaptureSource {
     public var statistics: CaptureStatistics { counters.withLock { $0 } }
 
     public func stop() {
-        stopSignal.raise()
+        interrupt.raise()
     }
 
     /// STREAMOFF, munmap and close; a frame still leased keeps its buffer until it is given
     /// back. Called once capture has ended.
     public func close() {
-        stopSignal.raise()
+        interrupt.raise()
         reader.withLock { $0.stream.ring.close() }
     }
 
@@ -187,7 +187,7 @@ public final class V4L2Source: CaptureSource {
         while true {
             let ring = reader.stream.ring
             // Poll first: a DQBUF that finds nothing makes libv4l2 complain on stderr.
-            guard !stopSignal.isRaised, stopSignal.waitUntilReadable(ring.device.fd) else {
+            guard !interrupt.isRaised, interrupt.waitUntilReadable(ring.device.fd) else {
                 ring.stop()
                 return nil
             }
@@ -311,7 +311,7 @@ public final class V4L2Source: CaptureSource {
     }
 
     /// The planes of a single-planar 4:2:0 driver buffer.
-    private static func planes(of base: UnsafeMutableRawPointer, _ format: CameraPixelFormat,
+    private static func planes(of base: UnsafeMutableRawPointer, _ format: CameraWireFormat,
                                _ image: V4L2Device.ImageFormat) -> [PixelPlane] {
         let bytes = base.assumingMemoryBound(to: UInt8.self)
         let pitch = image.bytesPerLine
@@ -335,12 +335,12 @@ public final class V4L2Source: CaptureSource {
 /// JSON summary.
 public struct CameraNegotiationReport: Sendable, Equatable {
     public var requested: CameraRequest
-    public var format: CameraPixelFormat
+    public var format: CameraWireFormat
     public var width: Int
     public var height: Int
     public var frameRate: FrameRate
 
-    public init(requested: CameraRequest, format: CameraPixelFormat, width: Int, height: Int,
+    public init(requested: CameraRequest, format: CameraWireFormat, width: Int, height: Int,
                 frameRate: FrameRate) {
         self.requested = requested
         self.format = format

@@ -23,7 +23,7 @@ public final class Y4MSource: CaptureSource {
     /// What only the capture thread touches: the input and the index of the next frame. The
     /// mutex is never contended in correct use; it makes that use provable to the compiler.
     private let reader: Mutex<Reader>
-    private let stopSignal: StopSignal
+    private let interrupt: SourceInterrupt
     private let pool: PixelBufferPool
     /// Mapped pictures not yet released, at most as many as the pool has buffers, so a
     /// consumer that holds pictures holds the reader back in both paths.
@@ -51,8 +51,8 @@ public final class Y4MSource: CaptureSource {
     public init(path: String, bufferCount: Int = 8,
                 logger: Logger = Logger(label: "vtrecord.capture")) throws(CaptureError) {
         precondition(bufferCount > 0, "a source needs at least one buffer")
-        let stopSignal = StopSignal()
-        let input = try InputFile(path: path, stopSignal: stopSignal)
+        let interrupt = SourceInterrupt()
+        let input = try InputFile(path: path, interrupt: interrupt)
         let name = CaptureError.displayName(path)
         let header: Y4MStreamHeader
         switch try input.readLine(maximumLength: Y4MStreamHeader.maximumLength) {
@@ -82,7 +82,7 @@ public final class Y4MSource: CaptureSource {
 
         self.path = path
         self.logger = logger
-        self.stopSignal = stopSignal
+        self.interrupt = interrupt
         self.sampling = header.sampling
         self.pictureSize = header.pictureSize
         self.format = SourceFormat(pixelFormat: .i420, width: header.width, height: header.height,
@@ -111,11 +111,11 @@ public final class Y4MSource: CaptureSource {
     }
 
     public func stop() {
-        stopSignal.raise()
+        interrupt.raise()
     }
 
     private func readFrame(_ reader: inout Reader) throws(CaptureError) -> CapturedFrame? {
-        if stopSignal.isRaised { return nil }
+        if interrupt.isRaised { return nil }
         let index = reader.frameIndex
         let markerOffset = reader.input.offset
         switch try reader.input.readLine(maximumLength: Self.maximumFrameLineLength) {

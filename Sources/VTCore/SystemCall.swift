@@ -2,8 +2,6 @@ import Synchronization
 
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
 #endif
 
 /// A failed system call: what was called (`open`, `write`, `ioctl(VIDIOC_DQBUF)`, `mmap`) and

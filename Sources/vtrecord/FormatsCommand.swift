@@ -57,7 +57,7 @@ struct FormatJSON: Encodable {
     var compressed: Bool
     var sizes: [Size]
 
-    init(_ format: CameraFormatDescription) {
+    init(_ format: CameraFormatOffer) {
         fourcc = format.fourCC.description
         description = format.name
         self.format = format.pixelFormat?.rawValue

@@ -48,7 +48,7 @@ extension VTRecord {
         let logger = Logging.Logger(label: "vtrecord")
         // Listening from the start: a camera can take its time to open, and a signal meanwhile
         // must not wait for it (nor two signals merge into one while nobody takes them).
-        let stop = StopRequest()
+        let stop = ShutdownRequest()
         SignalMonitor.start(
             onFirst: { [quiet = output.quiet] name in
                 if !quiet { logger.notice("\(name): finishing the recording (send it again to abort)") }

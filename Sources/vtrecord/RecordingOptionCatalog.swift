@@ -49,10 +49,17 @@ struct RecordingOptionCatalog: Sendable {
         } catch {
             dump = VTRecord.fullMessage(for: error)
         }
-        // The dump is produced by the parser from the command's declarations; a failure here is
-        // a broken build, not a user's mistake.
-        guard let info = try? JSONDecoder().decode(HelpDump.self, from: Data(dump.utf8)) else {
-            preconditionFailure("swift-argument-parser's help dump could not be read")
+        // The dump is produced by the parser from the command's declarations, in the schema
+        // its ArgumentParserToolInfo module versions (that module is not a product of the
+        // package, so it cannot be imported; `HelpDump` reads the fields used here by the
+        // names ToolInfoV0 gives them). Another schema version is a build against a parser
+        // this code was not written for, caught by the test suite before any user runs it.
+        let data = Data(dump.utf8)
+        let version = (try? JSONDecoder().decode(HelpDump.Header.self, from: data))?.serializationVersion
+        guard version == HelpDump.serializationVersion,
+              let info = try? JSONDecoder().decode(HelpDump.self, from: data) else {
+            preconditionFailure("swift-argument-parser's help dump is in schema version \(version.map(String.init) ?? "unknown"), "
+                                + "not \(HelpDump.serializationVersion): RecordingOptionCatalog must be updated with the parser")
         }
         return RecordingOptionCatalog(arguments: info.command.arguments ?? [])
     }()
@@ -79,8 +86,17 @@ struct RecordingOptionCatalog: Sendable {
         self.options = options
     }
 
-    /// The part of swift-argument-parser's `--experimental-dump-help` JSON that is read here.
+    /// The part of swift-argument-parser's `--experimental-dump-help` JSON (its `ToolInfoV0`)
+    /// that is read here.
     struct HelpDump: Decodable {
+        /// The ToolInfo schema these fields are from.
+        static let serializationVersion = 0
+
+        /// `ToolInfoHeader`: which schema the rest is in.
+        struct Header: Decodable {
+            let serializationVersion: Int
+        }
+
         struct Name: Decodable {
             let kind: String
             let name: String

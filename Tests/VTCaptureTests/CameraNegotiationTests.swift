@@ -6,8 +6,8 @@ private func rate(_ n: Int, _ d: Int = 1) -> FrameRate { FrameRate(numerator: n,
 
 /// Choosing what to ask a camera for, from what it offers.
 @Suite struct CameraNegotiationTests {
-    static func format(_ fourCC: FourCC, emulated: Bool = false, _ sizes: [(Int, Int, [FrameRate])]) -> CameraFormatDescription {
-        CameraFormatDescription(fourCC: fourCC, name: "\(fourCC)", isEmulated: emulated,
+    static func format(_ fourCC: FourCC, emulated: Bool = false, _ sizes: [(Int, Int, [FrameRate])]) -> CameraFormatOffer {
+        CameraFormatOffer(fourCC: fourCC, name: "\(fourCC)", isEmulated: emulated,
                                 sizes: sizes.map { CameraFrameSize(size: FrameSize(width: $0.0, height: $0.1), frameRates: $0.2) })
     }
 

@@ -25,8 +25,10 @@ public struct FourCC: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// The formats vtrecord records from, as `--format` names them.
-public enum CameraPixelFormat: String, Sendable, CaseIterable {
+/// What a camera sends over the wire that vtrecord records from, as `--format` names it. Not
+/// the layout of the pictures the source hands on (`PixelFormat`): MJPEG and YUYV arrive as
+/// I420 after one conversion.
+public enum CameraWireFormat: String, Sendable, CaseIterable {
     case yuyv, nv12, yu12, mjpeg
 
     /// The driver codes that mean this format (some cameras say JPEG for Motion-JPEG).
@@ -65,8 +67,9 @@ public struct CameraFrameSize: Sendable, Equatable {
     public var fastest: FrameRate? { frameRates.first }
 }
 
-/// One pixel format a device offers, with its sizes.
-public struct CameraFormatDescription: Sendable, Equatable {
+/// One format a device offers (VIDIOC_ENUM_FMT), with its sizes and rates: what `formats`
+/// lists and negotiation chooses from. Not the encoder's `FormatDescription`.
+public struct CameraFormatOffer: Sendable, Equatable {
     public var fourCC: FourCC
     public var name: String
     /// libv4l2 converts into this format from one the camera really sends.
@@ -83,7 +86,7 @@ public struct CameraFormatDescription: Sendable, Equatable {
         self.sizes = sizes
     }
 
-    public var pixelFormat: CameraPixelFormat? { CameraPixelFormat(fourCC: fourCC) }
+    public var pixelFormat: CameraWireFormat? { CameraWireFormat(fourCC: fourCC) }
 
     func rates(at size: FrameSize) -> [FrameRate] {
         sizes.first { $0.size == size }?.frameRates ?? []
@@ -92,11 +95,11 @@ public struct CameraFormatDescription: Sendable, Equatable {
 
 /// What the user asked for: nil fields mean "whatever suits".
 public struct CameraRequest: Sendable, Equatable {
-    public var format: CameraPixelFormat?
+    public var format: CameraWireFormat?
     public var size: FrameSize?
     public var frameRate: FrameRate?
 
-    public init(format: CameraPixelFormat? = nil, size: FrameSize? = nil, frameRate: FrameRate? = nil) {
+    public init(format: CameraWireFormat? = nil, size: FrameSize? = nil, frameRate: FrameRate? = nil) {
         self.format = format
         self.size = size
         self.frameRate = frameRate
@@ -109,7 +112,7 @@ public struct CameraRequest: Sendable, Equatable {
 
 /// The format, size and rate to ask the driver for.
 public struct CameraChoice: Sendable, Equatable {
-    public var format: CameraFormatDescription
+    public var format: CameraFormatOffer
     public var size: FrameSize
     public var frameRate: FrameRate
 }
@@ -128,7 +131,7 @@ public enum CameraNegotiation {
         offered.framesPerSecond >= asked.framesPerSecond * 0.999
     }
 
-    public static func choose(from formats: [CameraFormatDescription],
+    public static func choose(from formats: [CameraFormatOffer],
                               request: CameraRequest) -> CameraChoice? {
         let usable = formats.filter { $0.pixelFormat != nil && !$0.sizes.isEmpty }
         guard !usable.isEmpty else { return nil }
@@ -146,7 +149,7 @@ public enum CameraNegotiation {
         let atSize = candidates.filter { !$0.rates(at: size).isEmpty }
         let ranked = atSize.sorted { rank($0) < rank($1) }
 
-        let chosen: CameraFormatDescription
+        let chosen: CameraFormatOffer
         if let first = ranked.first(where: { format in
             format.rates(at: size).contains { reaches($0, askedRate) }
         }) {
@@ -164,7 +167,7 @@ public enum CameraNegotiation {
     }
 
     /// Lower is better: native raw 4:2:0, YUYV, MJPEG, then emulated formats in the same order.
-    static func rank(_ format: CameraFormatDescription) -> Int {
+    static func rank(_ format: CameraFormatOffer) -> Int {
         let base: Int
         switch format.pixelFormat {
         case .nv12?: base = 0
@@ -178,7 +181,7 @@ public enum CameraNegotiation {
 
     /// The asked size if any candidate offers it, else the offered size closest in area and
     /// shape.
-    static func nearestSize(to asked: FrameSize, in formats: [CameraFormatDescription]) -> FrameSize {
+    static func nearestSize(to asked: FrameSize, in formats: [CameraFormatOffer]) -> FrameSize {
         let sizes = formats.flatMap { $0.sizes.map(\.size) }
         if sizes.contains(asked) { return asked }
         func distance(_ s: FrameSize) -> Int {

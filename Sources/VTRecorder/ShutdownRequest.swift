@@ -4,14 +4,15 @@ import Synchronization
 import Glibc
 #endif
 
-/// What SIGINT and SIGTERM do from the moment vtrecord starts opening its source: the first asks
-/// for a clean stop, a second aborts at once.
+/// The process's answer to being told to end (SIGINT, SIGTERM, as `SignalMonitor` hears them),
+/// from the moment vtrecord starts opening its source: the first asks for a clean stop, a
+/// second aborts at once.
 ///
 /// A signal can come before there is a recording to stop, while a slow camera opens or
 /// negotiates its format. It is kept, and the recording ends as soon as it is made, before it
 /// creates any output. A second signal before then has nothing to keep whole and ends the
 /// process straight away.
-public final class StopRequest: Sendable {
+public final class ShutdownRequest: Sendable {
     private struct State {
         var requested = false
         var recording: RecordingControl?

@@ -5,12 +5,14 @@ import VTCore
 import Glibc
 #endif
 
-/// A request to stop that can be raised from any thread and that wakes a capture thread
-/// blocked in `poll(2)`: waiting on a pipe or for the next frame time of a paced source.
+/// One source's way out of its blocking waits: raised from any thread, it wakes a capture
+/// thread blocked in `poll(2)` (waiting on a pipe, a camera, or the next frame time of a
+/// paced source). It knows nothing of signals or recordings; `ShutdownRequest` decides when
+/// a recording stops, and the recording stops its source, which raises this.
 ///
 /// A flag alone would be seen only after the blocking call returned, which on an idle pipe or
 /// at a low frame rate could be never or seconds later.
-final class StopSignal: Sendable {
+final class SourceInterrupt: Sendable {
     private let raised = Atomic<Bool>(false)
     /// A pipe whose read end becomes readable once stop is requested; nothing ever reads it,
     /// so it stays readable for every later poll.
