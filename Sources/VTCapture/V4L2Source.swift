@@ -154,9 +154,14 @@ public final class V4L2Source: CaptureSource {
         return Stream(ring: ring, image: image, rawImageSize: rawImageSize(image), pool: pool, wrappers: wrappers)
     }
 
-    /// Buffers a zero-copy camera keeps with its driver at least: one being filled and one
-    /// ready, so a frame that comes due while the capture thread is busy still has a buffer.
+    /// Buffers a camera keeps with its driver at least: one being filled and one ready, so a
+    /// frame that comes due while the capture thread is busy (converting, or late to run on a
+    /// loaded machine) still has a buffer.
     static let driverReserve = 2
+
+    /// The fewest capture buffers that work: the driver's reserve and the one the capture
+    /// thread is reading. With fewer, one late wake-up of the capture thread costs a frame.
+    public static let minimumBufferCount = driverReserve + 1
 
     public var statistics: CaptureStatistics { counters.withLock { $0 } }
 

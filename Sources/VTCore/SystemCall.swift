@@ -130,10 +130,23 @@ public func writeToStandardError(_ text: String) {
 }
 
 private func failure(_ call: String, _ code: Int32, _ descriptor: DescriptorOrigin) -> SystemError {
-    precondition(code != EFAULT, "\(call) was given a bad address (EFAULT): a bug in vtrecord")
-    precondition(code != EBADF || descriptor == .inherited,
-                 "\(call) was given a descriptor that is not open (EBADF): a bug in vtrecord")
+    if let bug = SystemError.programmingError(code, descriptor: descriptor) {
+        preconditionFailure("\(call) \(bug): a bug in vtrecord")
+    }
     return SystemError(call: call, errno: code)
+}
+
+extension SystemError {
+    /// What `code` says about the program itself, when it says the call was made wrongly
+    /// rather than refused: EFAULT always, EBADF on a descriptor of our own. The funnel stops
+    /// the process with it instead of reporting it as the user's problem.
+    public static func programmingError(_ code: Int32, descriptor: DescriptorOrigin) -> String? {
+        switch code {
+        case EFAULT: "was given a bad address (EFAULT)"
+        case EBADF where descriptor == .own: "was given a descriptor that is not open (EBADF)"
+        default: nil
+        }
+    }
 }
 
 // MARK: - The test seam

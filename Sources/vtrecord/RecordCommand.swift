@@ -23,8 +23,9 @@ extension VTRecord {
         if !input.controls.isEmpty && (input.input != nil || input.testPattern) {
             throw ValidationError("--control applies to a camera, not to \(input.input != nil ? "--input" : "--test-pattern")")
         }
-        if !(2...32).contains(input.buffers) {
-            throw ValidationError("--buffers must be 2 to 32")
+        if !(V4L2Source.minimumBufferCount...32).contains(input.buffers) {
+            throw ValidationError("--buffers must be \(V4L2Source.minimumBufferCount) to 32: the driver needs two buffers "
+                                  + "to fill while vtrecord reads a third")
         }
         if encoder.vaDevice != nil && encoder.encoder == .x264 {
             throw ValidationError("--va-device applies to --encoder vaapi or auto, not x264")

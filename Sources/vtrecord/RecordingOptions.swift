@@ -51,7 +51,7 @@ struct InputOptions: ParsableArguments {
     @Flag(name: .long, inversion: .prefixedNo, help: "Fail (exit 3) instead of going on when the camera cannot give the asked format, size or rate (--no-strict-format undoes a preset's).")
     var strictFormat = false
 
-    @Option(name: .long, help: ArgumentHelp("Camera capture buffers, 2–32 (default 8).", valueName: "n"))
+    @Option(name: .long, help: ArgumentHelp("Camera capture buffers, 3–32 (default 8).", valueName: "n"))
     var buffers: Int = 8
 
     @Flag(name: .long, inversion: .prefixedNo, help: "When the camera is unplugged, wait for it to come back and go on in the same file (the gap is counted; --no-reconnect undoes a preset's).")

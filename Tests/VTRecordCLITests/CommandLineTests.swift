@@ -47,6 +47,8 @@ import Testing
         BadUsage(arguments: ["--test-pattern", "--no-such-option"], mentions: "--no-such-option"),
         BadUsage(arguments: ["--device", "/dev/video9", "--test-pattern"], mentions: "--device and --test-pattern"),
         BadUsage(arguments: ["--test-pattern", "--buffers", "1"], mentions: "--buffers"),
+        BadUsage(arguments: ["--test-pattern", "--buffers", "33"], mentions: "--buffers must be 3 to 32"),
+        BadUsage(arguments: ["--test-pattern", "--buffers", "2"], mentions: "--buffers must be 3 to 32"),
         BadUsage(arguments: ["--test-pattern", "--format", "rgb24"], mentions: "--format"),
     ]
 

@@ -11,6 +11,9 @@ import VTTestSupport
 /// Nested in CameraRecordingTests, whose `.serialized` covers it: real-time capture.
 extension CameraRecordingTests {
     @Suite struct SlowEncoderTests {
+        /// What `--buffers` accepts (CommandLineTests checks the edges are refused).
+        static let acceptedBuffers = 3...32
+
         /// What one recording's summary must show. `held`: frames the pipeline may hold at a
         /// limit (the queue, the frame being handed over, the one in the encoder, the grid's).
         static func findings(_ summary: [String: Any], frameInterval milliseconds: Double,
@@ -42,7 +45,7 @@ extension CameraRecordingTests {
             let camera = try FakeCamera(knobs: [.formats("YUYV:320x240@60;NV12:320x240@60;MJPG:320x240@60")])
             let va = try FakeVADevice(knobs: [.syncMilliseconds(40)])
             let environment = try va.environment(base: try camera.environment())
-            for buffers in 2...32 {
+            for buffers in Self.acceptedBuffers {
                 let summaryPath = camera.file("summary-\(buffers).json")
                 let r = try ChildProcess.run(
                     [Tools.vtrecord, "--device", camera.path, "--format", format, "--size", "320x240", "--fps", "60",
@@ -56,7 +59,7 @@ extension CameraRecordingTests {
                 }
             }
             let reports = try camera.reports()
-            #expect(reports.count == 31 && reports.allSatisfy(\.releasedEverything))
+            #expect(reports.count == Self.acceptedBuffers.count && reports.allSatisfy(\.releasedEverything))
         }
 
         /// x264 at its slowest on 1080p30 (without lookahead, which would take a few seconds of
@@ -65,7 +68,7 @@ extension CameraRecordingTests {
         func x264VeryslowAt1080pDropsOnlyAtTheQueue(_ format: String) throws {
             // Pictures made once, so the camera's own work does not compete with the encoder.
             let camera = try FakeCamera(knobs: [.pictureRing(10)])
-            for buffers in [2, 8] {
+            for buffers in [Self.acceptedBuffers.lowerBound, 8] {
                 let summaryPath = camera.file("summary-\(buffers).json")
                 let r = try ChildProcess.run(
                     [Tools.vtrecord, "--device", camera.path, "--format", format, "--size", "1920x1080", "--fps", "30",
