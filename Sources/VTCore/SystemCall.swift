@@ -46,17 +46,9 @@ public enum DescriptorOrigin: Sendable {
 public func systemCall<T: FixedWidthInteger & SignedInteger>(
     _ call: @autoclosure () -> String, descriptor: DescriptorOrigin = .own, _ body: () -> T
 ) throws(SystemError) -> T {
-    while true {
-        let code: Int32
-        if let forced = SystemCallFaults.forcedErrno(call) {
-            code = forced
-        } else {
-            let result = body()
-            if result != -1 { return result }
-            code = errno
-        }
-        if code == EINTR { continue }
-        throw failure(call(), code, descriptor)
+    try retrying(call, descriptor) {
+        let result = body()
+        return result == -1 ? nil : result
     }
 }
 
@@ -66,17 +58,26 @@ public func systemCall<T: FixedWidthInteger & SignedInteger>(
 public func systemCall(
     _ call: @autoclosure () -> String, _ body: () -> UnsafeMutableRawPointer?
 ) throws(SystemError) -> UnsafeMutableRawPointer {
+    try retrying(call, .own) {
+        let result = body()
+        return result == MAP_FAILED ? nil : result
+    }
+}
+
+/// The funnel's loop: `attempt` gives nil on failure, with errno set.
+@inline(__always)
+private func retrying<R>(_ call: () -> String, _ descriptor: DescriptorOrigin,
+                         _ attempt: () -> R?) throws(SystemError) -> R {
     while true {
         let code: Int32
         if let forced = SystemCallFaults.forcedErrno(call) {
             code = forced
         } else {
-            let result = body()
-            if let result, result != MAP_FAILED { return result }
+            if let result = attempt() { return result }
             code = errno
         }
         if code == EINTR { continue }
-        throw failure(call(), code, .own)
+        throw failure(call(), code, descriptor)
     }
 }
 
