@@ -73,9 +73,28 @@ public final class RecordingControl: Sendable {
         }
     }
 
+    /// How far a live source's capture thread raises its scheduling priority (its nice value,
+    /// per thread on Linux) above the encoder's, where the system allows it.
+    static let captureNiceBoost: Int32 = 10
+
+    /// A live capture thread has a deadline every frame (a buffer back to the driver before
+    /// the next one comes due) while the encoder only has throughput: given the same priority,
+    /// an encoder using every core can keep the capture thread off the CPU long enough that
+    /// the driver runs out of buffers. Raising it needs root, CAP_SYS_NICE or an RLIMIT_NICE
+    /// (limits.conf); without them the thread stays at the normal priority, as before.
+    static func raiseCapturePriority() {
+        let which = __priority_which_t(PRIO_PROCESS.rawValue)
+        errno = 0
+        let current = getpriority(which, 0)
+        guard errno == 0 else { return }
+        // who 0 is the calling thread; EPERM/EACCES (no right to raise it) leave it as it is.
+        _ = try? systemCall("setpriority") { setpriority(which, 0, current - captureNiceBoost) }
+    }
+
     /// The capture thread's loop: frames from the source into the queue until the source
     /// ends, fails or is stopped; then the queue is closed so the encoder drains it.
     func capture(realTime: Bool) {
+        if realTime { Self.raiseCapturePriority() }
         do {
             while !isStopRequested {
                 guard let frame = try source.nextFrame() else { break }

@@ -85,3 +85,48 @@ extension CameraRecordingTests {
         }
     }
 }
+
+extension CameraRecordingTests {
+    /// A live capture thread runs above the encoder's priority where the system allows it
+    /// (these tests run as root, which does): an encoder using every core cannot keep it off
+    /// the CPU while a driver buffer waits.
+    @Suite struct CaptureThreadPriorityTests {
+        @Test func theCaptureThreadOfACameraRunsAboveTheEncoder() throws {
+            try #require(getuid() == 0, "raising a thread's priority needs root or CAP_SYS_NICE")
+            let camera = try FakeCamera(knobs: [])
+            let child = try ChildProcess(
+                [Tools.vtrecord, "--device", camera.path, "--size", "320x240", "--fps", "30",
+                 "--duration", "3s", "-o", "/dev/null", "--quiet"],
+                environment: try camera.environment())
+            // Each thread's nice value, until one runs above the main (encoder) thread.
+            let pid = child.processIdentifier
+            var nice: [Int32: Int] = [:]
+            let deadline = ContinuousClock.now + .seconds(3)
+            repeat {
+                usleep(50_000)
+                nice = Self.threadNiceValues(of: pid)
+            } while child.isRunning && !nice.values.contains { $0 < nice[pid] ?? 0 } && ContinuousClock.now < deadline
+            let result = child.wait()
+            #expect(result.status == 0, "\(result.transcript)")
+            let main = try #require(nice[pid], "no main thread among \(nice)")
+            #expect(nice.values.contains(main - 10), "thread nice values \(nice), the encoder thread's \(main)")
+            // The encoder's own threads (x264's) stay at the encoder's priority.
+            #expect(nice.values.filter { $0 == main }.count >= 2, "thread nice values \(nice)")
+        }
+
+        /// tid → nice of each thread of `pid`, from /proc/PID/task/TID/stat (field 19).
+        static func threadNiceValues(of pid: Int32) -> [Int32: Int] {
+            let tasks = "/proc/\(pid)/task"
+            var values: [Int32: Int] = [:]
+            for tid in (try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? [] {
+                guard let id = Int32(tid),
+                      let stat = try? String(contentsOfFile: "\(tasks)/\(tid)/stat", encoding: .utf8),
+                      let close = stat.lastIndex(of: ")") else { continue }
+                let fields = stat[stat.index(after: close)...].split(separator: " ")
+                // Fields after the name start at 3 (state); nice is field 19.
+                if fields.count > 16, let value = Int(fields[16]) { values[id] = value }
+            }
+            return values
+        }
+    }
+}
