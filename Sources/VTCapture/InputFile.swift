@@ -155,21 +155,12 @@ final class InputFile {
             do {
                 try systemCall("lseek") { lseek(fd, off_t(rest), SEEK_CUR) }
             } catch {
-                InputFile.unmap(base, length: count + lead)
+                unmapMemory(base, length: count + lead)
                 throw .readFailed(path: path, errno: error.errno)
             }
             offset += Int64(rest)
         }
         return Mapping(bytes: base + lead, base: base, length: count + lead)
-    }
-
-    /// Gives a mapping back. munmap fails only for a range that is not mapped: a bug.
-    static func unmap(_ base: UnsafeMutableRawPointer, length: Int) {
-        do {
-            try systemCall("munmap") { munmap(base, length) }
-        } catch {
-            preconditionFailure("picture mapping: \(error)")
-        }
     }
 
     private enum ReadResult {

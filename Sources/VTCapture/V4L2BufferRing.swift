@@ -212,14 +212,7 @@ final class V4L2BufferRing: @unchecked Sendable {
     }
 
     private static func unmap(_ mappings: [Mapping]) {
-        // munmap fails only for a range that is not mapped, which would be a bug here.
-        for mapping in mappings {
-            do {
-                try systemCall("munmap") { v4l2_munmap(mapping.address, mapping.length) }
-            } catch {
-                preconditionFailure("camera buffer mapping: \(error)")
-            }
-        }
+        for mapping in mappings { unmapMemory(mapping.address, length: mapping.length) { v4l2_munmap($0, $1) } }
     }
 
     /// REQBUFS 0 releases the driver's buffers; errors mean they are gone already.

@@ -206,7 +206,7 @@ public final class Y4MSource: CaptureSource {
         let length = mapping.length
         let slots = mappedSlots
         let buffer = PixelBuffer(format: .i420, width: width, height: height, planes: planes) { _ in
-            InputFile.unmap(base.pointer, length: length)
+            unmapMemory(base.pointer, length: length)
             slots.signal()
         }
         buffer.beginLease()

@@ -101,6 +101,18 @@ public func closeDescriptor(_ fd: Int32, call: String = "close",
     throw failure(call, code, .own)
 }
 
+/// Gives a mapping back. munmap fails only for a range that is not mapped, which is a bug, so
+/// a failure stops the process. `munmap` is the function that unmaps it, for a mapping a
+/// library made (`v4l2_munmap`). The corresponding C function is `munmap`.
+public func unmapMemory(_ address: UnsafeMutableRawPointer, length: Int,
+                        _ munmap: (UnsafeMutableRawPointer, Int) -> Int32 = { Glibc.munmap($0, $1) }) {
+    do {
+        try systemCall("munmap") { munmap(address, length) }
+    } catch {
+        preconditionFailure("unmapping \(length) bytes at \(address): \(error)")
+    }
+}
+
 /// Writes all of `bytes` to `fd`, continuing after short writes. The corresponding C function
 /// is `write`.
 public func writeFully(_ fd: Int32, _ bytes: UnsafeRawBufferPointer,
