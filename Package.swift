@@ -26,6 +26,10 @@ let package = Package(
         .systemLibrary(name: "CYUV", providers: [.apt(["libyuv-dev"])]),
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg",
                        providers: [.apt(["libturbojpeg0-dev"])]),
+        // Linux calls glibc declares only under _GNU_SOURCE (sync_file_range).
+        .systemLibrary(name: "CLinux"),
+        .systemLibrary(name: "CAVFormat", pkgConfig: "libavformat",
+                       providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]),
 
         .target(name: "VTCore",
                 dependencies: [.product(name: "Logging", package: "swift-log")]),
@@ -36,7 +40,7 @@ let package = Package(
         .target(name: "VTEncoding",
                 dependencies: ["VTCore", "VTH264", "CX264", "CVAAPI", "CYUV",
                                .product(name: "Logging", package: "swift-log")]),
-        .target(name: "VTOutput", dependencies: ["VTCore", "VTH264"]),
+        .target(name: "VTOutput", dependencies: ["VTCore", "VTH264", "CAVFormat", "CLinux"]),
         .target(name: "VTRecorder",
                 dependencies: ["VTCore", "VTCapture", "VTEncoding", "VTOutput"]),
         .executableTarget(name: "vtrecord",
@@ -63,7 +67,7 @@ let package = Package(
                     dependencies: ["VTCapture", "VTCore", "VTTestSupport",
                                    .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "VTEncodingTests", dependencies: ["VTEncoding", "VTH264", "VTCore", "VTTestSupport"]),
-        .testTarget(name: "VTOutputTests", dependencies: ["VTOutput", "VTH264", "VTCore"]),
+        .testTarget(name: "VTOutputTests", dependencies: ["VTOutput", "VTEncoding", "VTH264", "VTCore", "VTTestSupport"]),
         .testTarget(name: "VTRecorderTests", dependencies: ["VTRecorder", "VTCapture", "VTCore", "VTEncoding", "VTOutput", "VTTestSupport"]),
         // Runs the built binary; depends on it so `swift test` builds it first.
         .testTarget(name: "VTRecordCLITests",

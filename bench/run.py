@@ -2,11 +2,12 @@
 """make bench: vtrecord's speed against the tools people would use instead, with numbers from
 one run. Prints a table and writes results.json and results.png (under bench/ by default).
 
-Families (FAMILIES=encode,overhead,conversion,live picks some):
+Families (FAMILIES=encode,overhead,conversion,live,finalize picks some):
   encode      file input, identical x264 settings: vtrecord, x264 CLI, ffmpeg, GStreamer (encode.py)
   overhead    instructions outside libx264, callgrind (overhead.py)
   conversion  YUYV→I420 vs memcpy and MJPEG decode per 1080p picture (conversion.py)
   live        the fake camera at 720p30 and 1080p30, YUYV and MJPEG (live.py)
+  finalize    MP4 finalization of a 10 s and a 60 min recording: bytes written, time (finalize.py)
 
 Knobs (environment; make passes its variables): QUICK=1 (1 run, 30 frames, 5 s live, results to
 bench/quick-results.*), RUNS (5), FRAMES (300), DURATION (live seconds, 60), NOISE (camera-like
@@ -25,6 +26,7 @@ import sys
 
 import conversion
 import encode
+import finalize
 import live
 import media
 import overhead
@@ -69,7 +71,7 @@ def check_tools(knobs):
         if not path.exists():
             raise SystemExit(f"{path} is missing: run make bench (it builds both)")
     missing = [tool for tool in ("ffmpeg", "x264", "gst-launch-1.0", "gst-inspect-1.0", "valgrind",
-                                 "callgrind_annotate", "objcopy", "v4l2-ctl", "cc", "pkg-config")
+                                 "callgrind_annotate", "objcopy", "v4l2-ctl", "cc", "pkg-config", "strace")
                if shutil.which(tool) is None]
     if missing:
         raise SystemExit(f"missing: {', '.join(missing)} (make bench-deps installs them)")
@@ -77,7 +79,7 @@ def check_tools(knobs):
 
 # The keys of results.json each family writes.
 FAMILY_KEYS = {"encode": ("encode", "content_cost", "settings_not_identical"), "overhead": ("overhead",),
-               "conversion": ("conversion",), "live": ("live",)}
+               "conversion": ("conversion",), "live": ("live",), "finalize": ("finalize",)}
 
 
 def updated(earlier, fresh, families):
@@ -125,6 +127,8 @@ def main():
             results["conversion"] = conversion.bench(knobs, pictures)
         if "live" in knobs.families:
             results["live"] = live.bench(knobs)
+        if "finalize" in knobs.families:
+            results["finalize"] = finalize.bench(knobs)
     except ToolFailed as failure:
         print(f"bench: {failure}", file=sys.stderr)
         return 1

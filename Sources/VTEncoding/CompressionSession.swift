@@ -19,6 +19,11 @@ public protocol CompressionSession: AnyObject {
     /// The settings as the encoder resolved them (defaults filled in, automatic values chosen).
     var resolvedSettings: EncoderSettings { get }
 
+    /// How many pictures decoding can run ahead of presentation (0 without B-frames, 1 with
+    /// B-frames that no other picture references, 2 with a B-pyramid), valid after `prepare()`:
+    /// the k-th frame out decodes at the presentation time of the (k − delay)-th frame in.
+    var reorderDelay: Int { get }
+
     /// Opens the encoder and produces the parameter sets
     /// (`VTCompressionSessionPrepareToEncodeFrames`).
     func prepare() throws(EncoderError)

@@ -3,30 +3,37 @@ import VTCore
 /// Decode times for pictures that come out of an encoder in decode order, from the
 /// presentation times the frames arrived with (VideoToolbox's DTS in the output sample).
 ///
-/// Without reordering the k-th picture out decodes at the k-th arrival time. With B-pictures
-/// (non-pyramid) a picture coded at position k shows at display position k−1 or later, so it
-/// decodes at the (k−1)-th arrival time, the first one frame early: decode times rise, and never
-/// pass presentation times even when frames arrive unevenly.
-struct DecodeTimes: Sendable {
-    let reordering: Bool
-    let frameDuration: MediaTime
+/// An encoder that reorders by `delay` pictures (`CompressionSession.reorderDelay`) hands out
+/// as its k-th picture one that shows at display position k − delay or later, so the k-th
+/// picture out decodes at the (k − delay)-th arrival time; the first `delay` pictures decode
+/// one frame interval apart before the first arrival. Decode times rise, and never pass
+/// presentation times, even when frames arrive unevenly (a camera's own times).
+public struct DecodeTimes: Sendable {
+    public let delay: Int
+    public let frameDuration: MediaTime
+    private var first: MediaTime?
+    /// Arrival times not yet given out as a decode time.
     private var arrivals: [MediaTime] = []
     private var delivered = 0
 
-    init(reordering: Bool, frameDuration: MediaTime) {
-        self.reordering = reordering
+    public init(delay: Int, frameDuration: MediaTime) {
+        precondition(delay >= 0, "an encoder cannot decode behind its presentation order")
+        self.delay = delay
         self.frameDuration = frameDuration
     }
 
-    mutating func arrived(_ pts: MediaTime) {
+    public mutating func arrived(_ pts: MediaTime) {
+        if first == nil { first = pts }
         arrivals.append(pts)
     }
 
     /// The decode time of the next picture out.
-    mutating func next() -> MediaTime {
+    public mutating func next() -> MediaTime {
+        guard let first else { preconditionFailure("a picture came out before any went in") }
         defer { delivered += 1 }
-        if reordering && delivered == 0 {
-            return arrivals[0] + MediaTime(value: -frameDuration.value, timescale: frameDuration.timescale)
+        if delivered < delay {
+            let lead = Int64(delay - delivered) * frameDuration.value
+            return first + MediaTime(value: -lead, timescale: frameDuration.timescale)
         }
         return arrivals.removeFirst()
     }

@@ -118,6 +118,7 @@ final class FallbackSession: CompressionSession {
     var encoderName: String { active.encoderName }
     var formatDescription: FormatDescription { active.formatDescription }
     var resolvedSettings: EncoderSettings { active.resolvedSettings }
+    var reorderDelay: Int { active.reorderDelay }
 
     func prepare() throws(EncoderError) {
         do {

@@ -8,6 +8,8 @@ public final class X264Session: CompressionSession {
     public let encoderName = "x264"
     public private(set) var formatDescription: FormatDescription
     public private(set) var resolvedSettings: EncoderSettings
+    /// x264's own `i_bframe_delay`: one picture with B-frames, two with a B-pyramid.
+    public private(set) var reorderDelay = 0
 
     private let width: Int
     private let height: Int
@@ -95,6 +97,7 @@ public final class X264Session: CompressionSession {
         var actual = x264_param_t()
         x264_encoder_parameters(encoder, &actual)
         resolvedSettings.bFrames = Int(actual.i_bframe)
+        reorderDelay = actual.i_bframe == 0 ? 0 : (actual.i_bframe_pyramid != 0 ? 2 : 1)
         resolvedSettings.threads = Int(actual.i_threads)
         resolvedSettings.entropy = actual.b_cabac != 0 ? .cabac : .cavlc
         resolvedSettings.keyFrameInterval = .frames(Int(actual.i_keyint_max))

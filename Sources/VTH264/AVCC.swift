@@ -19,6 +19,20 @@ public enum AVCC {
         }
     }
 
+    /// NAL units in AVCC form: each preceded by its length in `lengthSize` big-endian bytes.
+    public static func lengthPrefixed(_ nalUnits: [[UInt8]], lengthSize: Int = 4) -> [UInt8] {
+        precondition([1, 2, 4].contains(lengthSize), "AVCC lengths are 1, 2 or 4 bytes")
+        var out: [UInt8] = []
+        for nal in nalUnits {
+            precondition(nal.count >> (8 * lengthSize) == 0, "a NAL unit longer than its length field holds")
+            for shift in stride(from: 8 * (lengthSize - 1), through: 0, by: -8) {
+                out.append(UInt8(truncatingIfNeeded: nal.count >> shift))
+            }
+            out.append(contentsOf: nal)
+        }
+        return out
+    }
+
     /// Annex B → AVCC with 4-byte lengths: each NAL unit of `AnnexB.nalUnitRanges(in:)`
     /// prefixed with its size. Bytes before the first start code are dropped.
     public static func fromAnnexB(_ data: [UInt8]) -> [UInt8] {

@@ -43,11 +43,7 @@ public final class AnnexBWriter: MediaOutput {
         } catch {
             throw .invalidAccessUnit(reason: "\(error)")
         }
-        let failure = accessUnit.withUnsafeBytes { bytes -> OutputError? in
-            do throws(OutputError) { try file.append(bytes) } catch { return error }
-            return nil
-        }
-        if let failure { throw failure }
+        try file.append(accessUnit)
         statistics.bytes += Int64(accessUnit.count)
         statistics.frames += 1
         if frame.isKeyFrame { statistics.keyFrames += 1 }

@@ -36,6 +36,9 @@ public protocol MediaOutput: AnyObject {
     /// A file this output created that holds no frame yet: what an abort must remove so a
     /// recording that ends before its first frame leaves nothing behind.
     var unusedFile: String? { get }
+    /// For a container that is finished at a clean end (MP4): whether every file written is
+    /// finished; nil for a format that has nothing to finish (a raw stream).
+    var finalized: Bool? { get }
 
     /// Asked once for each frame given to the encoder, in that order, with the frame's token
     /// and time: whether the output needs that frame coded as a keyframe (a new segment starts
@@ -60,4 +63,5 @@ public protocol MediaOutput: AnyObject {
 
 extension MediaOutput {
     public func requiresKeyFrame(for token: FrameToken, at pts: MediaTime) -> Bool { false }
+    public var finalized: Bool? { nil }
 }

@@ -9,11 +9,15 @@ public enum OutputError: ReportableError, Equatable {
     case exists(path: String)
     case cannotOpen(path: String, errno: Int32)
     case isDirectory(path: String)
-    /// `cutBack`: the output is a regular file, cut back to its last complete access unit.
-    case diskFull(path: String, cutBack: Bool = false)
-    case fileTooLarge(path: String, cutBack: Bool = false)
+    /// `cutBack`: the output is a regular file, cut back to its last complete `unit` (an
+    /// access unit of a raw stream: "frame"; an MP4's "fragment").
+    case diskFull(path: String, cutBack: Bool = false, unit: String = "frame")
+    case fileTooLarge(path: String, cutBack: Bool = false, unit: String = "frame")
     case readerClosed(path: String)
     case writeFailed(path: String, errno: Int32)
+    /// FFmpeg's muxer refused something (not an error of the medium, which is reported as one
+    /// of the above).
+    case muxer(path: String, reason: String)
     /// The session handed out an access unit that is not valid AVCC (a bug, not a user error).
     case invalidAccessUnit(reason: String)
 
@@ -39,14 +43,16 @@ public enum OutputError: ReportableError, Equatable {
             }
         case .isDirectory(let path):
             return "\(path) is a directory: give a file name with -o"
-        case let .diskFull(path, cutBack):
-            return "\(Self.name(path)): no space left on the device" + Self.ending(cutBack)
-        case let .fileTooLarge(path, cutBack):
-            return "\(Self.name(path)): file size limit reached" + Self.ending(cutBack)
+        case let .diskFull(path, cutBack, unit):
+            return "\(Self.name(path)): no space left on the device" + Self.ending(cutBack, unit)
+        case let .fileTooLarge(path, cutBack, unit):
+            return "\(Self.name(path)): file size limit reached" + Self.ending(cutBack, unit)
         case .readerClosed(let path):
             return "\(Self.name(path)): the reading end of the pipe was closed"
         case let .writeFailed(path, code):
             return "cannot write \(Self.name(path)): \(SystemError(call: "write", errno: code).reason)"
+        case let .muxer(path, reason):
+            return "\(Self.name(path)): \(reason)"
         case .invalidAccessUnit(let reason):
             return "the encoder produced an invalid access unit: \(reason)"
         }
@@ -55,7 +61,7 @@ public enum OutputError: ReportableError, Equatable {
     static func name(_ path: String) -> String { path == "-" ? "standard output" : path }
 
     /// What a failed write left of a regular file; a device or pipe keeps what it was given.
-    private static func ending(_ cutBack: Bool) -> String {
-        cutBack ? "; the file ends at the last complete frame" : ""
+    private static func ending(_ cutBack: Bool, _ unit: String) -> String {
+        cutBack ? "; the file ends at the last complete \(unit)" : ""
     }
 }

@@ -1,3 +1,4 @@
+import CLinux
 import VTCore
 
 #if canImport(Glibc)
@@ -14,6 +15,9 @@ public final class OutputFile {
     /// A regular file: it can be cut back after a failed write and sought in (an output that
     /// finishes an index at the end needs that; a pipe or a terminal cannot).
     public let isRegularFile: Bool
+    /// What the file is made of, as a failed write reports where it now ends: "frame" (one
+    /// access unit per write), or "fragment" for an MP4.
+    public var unitName = "frame"
     /// Bytes this output has written.
     public private(set) var bytesWritten: Int64 = 0
 
@@ -82,6 +86,68 @@ public final class OutputFile {
         bytesWritten += Int64(bytes.count)
     }
 
+    /// `append` for bytes in an array.
+    public func append(_ bytes: [UInt8]) throws(OutputError) {
+        let failure = bytes.withUnsafeBytes { raw -> OutputError? in
+            do throws(OutputError) { try append(raw) } catch { return error }
+            return nil
+        }
+        if let failure { throw failure }
+    }
+
+    /// Where the next appended byte goes, counted from the start of this output's bytes.
+    public var endOffset: Int64 { bytesWritten }
+
+    /// Writes `bytes` over bytes this output already wrote, at `offset` from the start of its
+    /// bytes (a container's header finished in place). Only a regular file can do that.
+    public func overwrite(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(OutputError) {
+        precondition(isRegularFile && offset >= 0 && offset + Int64(bytes.count) <= bytesWritten,
+                     "only bytes already written to a regular file are written over")
+        var done = 0
+        while done < bytes.count {
+            let position = startOffset + off_t(offset) + off_t(done)
+            do {
+                done += try systemCall("pwrite", descriptor: ownsDescriptor ? .own : .inherited) {
+                    pwrite(fd, bytes.baseAddress! + done, bytes.count - done, position)
+                }
+            } catch {
+                throw self.error(error.errno)
+            }
+        }
+    }
+
+    /// `overwrite` for bytes in an array.
+    public func overwrite(_ bytes: [UInt8], at offset: Int64) throws(OutputError) {
+        let failure = bytes.withUnsafeBytes { raw -> OutputError? in
+            do throws(OutputError) { try overwrite(raw, at: offset) } catch { return error }
+            return nil
+        }
+        if let failure { throw failure }
+    }
+
+    /// Starts writing the last `length` bytes appended to the medium, without waiting for it
+    /// (sync_file_range with SYNC_FILE_RANGE_WRITE): a power cut then loses less, and making
+    /// the file durable at the end waits for little more than those bytes. Only a regular
+    /// file; where the file system cannot, the kernel's own writeback does it later.
+    public func startWriteback(ofLast length: Int64) {
+        guard isRegularFile, length > 0 else { return }
+        let offset = Int64(startOffset) + bytesWritten - length
+        _ = try? systemCall("sync_file_range", descriptor: ownsDescriptor ? .own : .inherited) {
+            vt_start_writeback(fd, offset, length)
+        }
+    }
+
+    /// Waits until what was written so far is on the medium (fdatasync), so that what is written
+    /// next cannot reach the disk before it. A device or pipe has nothing to wait for.
+    public func synchronize() throws(OutputError) {
+        guard isRegularFile else { return }
+        do {
+            try systemCall("fdatasync", descriptor: ownsDescriptor ? .own : .inherited) { fdatasync(fd) }
+        } catch {
+            throw self.error(error.errno)
+        }
+    }
+
     /// Closes the output. For a file, the data is handed to the kernel; close reports the
     /// errors some file systems only report there.
     public func close() throws(OutputError) {
@@ -110,8 +176,8 @@ public final class OutputFile {
 
     private func error(_ code: Int32, cutBack: Bool = false) -> OutputError {
         switch code {
-        case ENOSPC, EDQUOT: .diskFull(path: path, cutBack: cutBack)
-        case EFBIG: .fileTooLarge(path: path, cutBack: cutBack)
+        case ENOSPC, EDQUOT: .diskFull(path: path, cutBack: cutBack, unit: unitName)
+        case EFBIG: .fileTooLarge(path: path, cutBack: cutBack, unit: unitName)
         case EPIPE: .readerClosed(path: path)
         default: .writeFailed(path: path, errno: code)
         }

@@ -32,6 +32,8 @@ public final class SegmentedOutput: MediaOutput {
     private var kept: [String] = []
     private var closed = OutputStatistics()
     private var format: FormatDescription?
+    /// Whether every file finished so far was finalized (nil: the kind has nothing to finish).
+    private var closedFinalized: Bool?
 
     /// Opens the first file (segment 0). `policy` nil: one file for the whole recording.
     /// `device` and `preset` fill the template's fields; `now` gives each file's start time;
@@ -61,6 +63,10 @@ public final class SegmentedOutput: MediaOutput {
     /// Bytes in the file being written.
     public var segmentBytesWritten: Int64 { current.statistics.bytes }
     public var unusedFile: String? { current.unusedFile }
+    public var finalized: Bool? {
+        guard let now = current.finalized else { return closedFinalized }
+        return now && (closedFinalized ?? true)
+    }
 
     public func requiresKeyFrame(for token: FrameToken, at pts: MediaTime) -> Bool {
         boundaries?.startsSegment(token, at: pts) ?? false
@@ -101,6 +107,7 @@ public final class SegmentedOutput: MediaOutput {
         let next = try open(path)
         if let format { try next.writeHeader(format) }
         closed = closed + current.statistics
+        if let done = current.finalized { closedFinalized = done && (closedFinalized ?? true) }
         current = next
         paths.append(path)
         kept.append(path)

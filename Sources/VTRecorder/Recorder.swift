@@ -75,6 +75,8 @@ public final class Recorder {
     /// goes when its picture comes out.
     private var inEncoder: [FrameToken: FrameRecord] = [:]
     private var nextToken: UInt64 = 0
+    /// Decode times from the presentation times frames went in with, in the encoder's order.
+    private var decodeTimes: DecodeTimes?
     /// Capture → written, per picture from a source with a capture clock.
     private var latency = LatencyHistogram()
     /// Signalled when the capture thread has left its loop; nil until it starts.
@@ -82,6 +84,8 @@ public final class Recorder {
     private var sourceClosed = false
 
     private struct FrameRecord {
+        /// The time the frame went into the encoder with: its capture time, or its grid slot.
+        var pts: MediaTime
         /// CLOCK_MONOTONIC nanoseconds; nil for a repeat or a source without a capture clock.
         var captureTime: Int64?
     }
@@ -130,6 +134,8 @@ public final class Recorder {
             // The session that opened (auto may have given way to x264).
             encoderName = session.encoderName
             resolved = session.resolvedSettings
+            decodeTimes = DecodeTimes(delay: session.reorderDelay,
+                                      frameDuration: (retiming ?? source.format.frameRate).frameDuration)
             if control.isStopRequested {
                 // Stopped while the source was opening: there is nothing to record.
                 reason = .signal
@@ -188,7 +194,8 @@ public final class Recorder {
         statistics.source = source.statistics
         statistics.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return RecordingResult(statistics: statistics, stopReason: reason, encoder: encoder,
-                               settings: settings, segments: output?.paths ?? [], error: failure)
+                               settings: settings, segments: output?.paths ?? [], finalized: output?.finalized,
+                               error: failure)
     }
 
     /// Once the capture thread is out of the source, the source can give its device back.
@@ -278,7 +285,8 @@ public final class Recorder {
         try timestamps?.record(shownAt)
         // A segment starts with a keyframe carrying SPS/PPS, so each file plays alone.
         let outputWantsKey = output?.requiresKeyFrame(for: token, at: pts) ?? false
-        inEncoder[token] = FrameRecord(captureTime: captureTime)
+        inEncoder[token] = FrameRecord(pts: pts, captureTime: captureTime)
+        decodeTimes?.arrived(pts)
         try session.encode(buffer, pts: pts, forceKeyFrame: keyFrame || outputWantsKey, token: token)
         framesSubmitted += 1
     }
@@ -289,11 +297,19 @@ public final class Recorder {
         return nil
     }
 
-    private func deliver(_ frame: EncodedFrame) throws {
+    /// Writes one frame out of the encoder. Its times become the ones it went in with (the
+    /// encoder may have rounded them to its timebase: x264 does) and the decode time that
+    /// goes with them, so a container carries each frame's own time.
+    private func deliver(_ encoded: EncodedFrame) throws {
         guard let session, let output else { return }
-        if let captured = inEncoder.removeValue(forKey: frame.token)?.captureTime {
-            latency.add(milliseconds: Double(MonotonicClock.nanoseconds() - captured) / 1e6)
+        var frame = encoded
+        if let record = inEncoder.removeValue(forKey: frame.token) {
+            frame.pts = record.pts
+            if let captured = record.captureTime {
+                latency.add(milliseconds: Double(MonotonicClock.nanoseconds() - captured) / 1e6)
+            }
         }
+        if let dts = decodeTimes?.next() { frame.dts = dts }
         let format = session.formatDescription
         try control.whileWriting({ () throws(OutputError) in
             if format != outputFormat {

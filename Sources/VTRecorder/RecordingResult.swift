@@ -36,15 +36,20 @@ public struct RecordingResult: Sendable {
     public var settings: EncoderSettings?
     /// Every output file written, in order (one unless segmenting).
     public var segments: [String]
+    /// Whether the container was finished into its final form at the end (MP4 finalized);
+    /// nil for a raw stream.
+    public var finalized: Bool?
     public var error: (any Error)?
 
     public init(statistics: RecordingStatistics, stopReason: StopReason, encoder: String,
-                settings: EncoderSettings?, segments: [String] = [], error: (any Error)?) {
+                settings: EncoderSettings?, segments: [String] = [], finalized: Bool? = nil,
+                error: (any Error)?) {
         self.statistics = statistics
         self.stopReason = stopReason
         self.encoder = encoder
         self.settings = settings
         self.segments = segments
+        self.finalized = finalized
         self.error = error
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import VTCapture
 import VTCore
 import VTEncoding
+import VTOutput
 
 /// The `--json-summary` document. `schema` changes only when a field changes meaning or goes
 /// away; new fields may appear within a schema version.
@@ -66,6 +67,10 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
     /// The files written, in order: one, or each segment (including any deleted since to keep
     /// `--max-files`).
     public var segments: [String]
+    /// h264 (raw), mp4.
+    public var container: Container
+    /// MP4: every file was finalized into a regular MP4; null for a raw stream.
+    @NullWhenAbsent public var finalized: Bool?
     public var format: Format
     /// Only for a camera.
     public var requested: Requested?
@@ -99,7 +104,7 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
     public var settings: Settings?
 
     enum CodingKeys: String, CodingKey {
-        case schema, encoder, input, output, segments, format, requested
+        case schema, encoder, input, output, segments, container, finalized, format, requested
         case framesCaptured = "frames_captured", framesEncoded = "frames_encoded", keyframes, bytes
         case seconds, encodeFPS = "encode_fps", bitrate, droppedQueue = "dropped_queue"
         case droppedDriver = "dropped_driver", framesBad = "frames_bad"
@@ -112,13 +117,15 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
 
     /// `camera` is what a camera was asked for and gave; `format.pixel_format` is then the
     /// camera's format (yuyv, mjpeg…), else the format frames arrive in.
-    public init(result: RecordingResult, input: String, output: String, format: SourceFormat,
-                camera: CameraNegotiationReport? = nil, realTime: Bool) {
+    public init(result: RecordingResult, input: String, output: String, container: Container = .h264,
+                format: SourceFormat, camera: CameraNegotiationReport? = nil, realTime: Bool) {
         let s = result.statistics
         encoder = result.encoder
         self.input = input
         self.output = output
         segments = result.segments
+        self.container = container
+        finalized = result.finalized
         self.format = Format(pixelFormat: camera?.format.rawValue ?? format.pixelFormat.rawValue,
                              width: format.width, height: format.height, fps: format.frameRate.description)
         if let asked = camera?.requested {

@@ -2,6 +2,7 @@ import ArgumentParser
 import VTCapture
 import VTCore
 import VTEncoding
+import VTOutput
 
 /// `--size 1280x720`.
 extension FrameSize: ExpressibleByArgument {
@@ -23,6 +24,9 @@ extension ControlSetting: ExpressibleByArgument {
         self.init(parsing: argument)
     }
 }
+
+/// `--container h264|mp4|mkv|ts`.
+extension Container: ExpressibleByArgument {}
 
 /// `--timing cfr|passthrough`.
 enum TimingArgument: String, ExpressibleByArgument, CaseIterable {

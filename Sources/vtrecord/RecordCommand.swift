@@ -56,8 +56,10 @@ extension VTRecord {
                 stop.request()
             },
             onSecond: { stop.abort(status: ExitStatus.aborted.rawValue) })
+        let container = try output.chosenContainer()
+        let timing = input.timing(for: container)
         // The frames the pipeline can hold, which the source's buffer pools are sized for.
-        let depth = PipelineDepth(holdsGridFrame: input.timing == .cfr)
+        let depth = PipelineDepth(holdsGridFrame: timing == .cfr)
         let source: any CaptureSource
         do {
             source = try openSource(depth: depth, logger: logger)
@@ -92,12 +94,20 @@ extension VTRecord {
         let timestampLog = try input.timestamps.map { path throws(OutputError) in
             try TimestampLog(path: path, overwrite: output.overwrite)
         }
+        let writerSettings = AssetWriter.Settings(
+            container: container, overwrite: output.overwrite, frameRate: format.frameRate,
+            sourceTimes: format.isLive && timing == .passthrough,
+            fragmentDuration: output.fragmentDuration?.seconds ?? 1, keepFragmented: output.mp4Fragmented,
+            metadata: ContainerMetadata(encoder: "vtrecord \(Self.version)", source: inputName))
+        if container == .mp4 && template.isStandardOutput && !output.quiet {
+            logger.notice("standard output cannot be finalized: the MP4 stays fragmented")
+        }
         let progress = output.quiet ? nil : ProgressReporter.forTerminal(frameRate: format.frameRate)
         let recorder = Recorder(
             source: source, realTime: realTime,
             limits: RecordingLimits(frames: output.frames, duration: output.duration?.seconds),
             retiming: input.input != nil ? input.fps?.rate : nil,
-            timing: format.isLive && input.timing == .cfr ? format.frameRate : nil,
+            timing: format.isLive && timing == .cfr ? format.frameRate : nil,
             timestamps: timestampLog,
             depth: depth,
             progress: progress,
@@ -113,7 +123,7 @@ extension VTRecord {
                                                  maxFiles: output.maxFiles,
                                                  warn: { text in logger.warning("\(text)") },
                                                  open: { path throws(OutputError) in
-                                                     try AnnexBWriter(path: path, overwrite: output.overwrite)
+                                                     try AssetWriter.open(path: path, settings: writerSettings)
                                                  })
                 if !output.quiet && !template.isStandardOutput {
                     let target = segments.map { Self.describe($0, template: template, maxFiles: output.maxFiles) }
@@ -127,7 +137,7 @@ extension VTRecord {
         let result = recorder.run()
         // The name chosen when -o was not given, unless there are several.
         let outputName = output.output ?? (segments == nil ? result.segments.first : nil) ?? template.text
-        let summary = RecordingSummary(result: result, input: inputName, output: outputName,
+        let summary = RecordingSummary(result: result, input: inputName, output: outputName, container: container,
                                        format: format, camera: camera?.negotiation,
                                        realTime: realTime)
         if !output.quiet && result.statistics.framesEncoded > 0 {

@@ -60,8 +60,14 @@ struct InputOptions: ParsableArguments {
     @Option(name: .customLong("control"), help: ArgumentHelp("Set a camera control before recording, e.g. brightness=20 or power_line_frequency=50hz (repeatable; 'vtrecord controls' lists them). Values: integers, 0/1/true/false, menu items by index or name.", valueName: "name=value"))
     var controls: [ControlSetting] = []
 
-    @Option(name: .long, help: "Live sources: cfr (default) puts frames on the nominal frame grid, repeating a frame into an empty slot and keeping the later of two in one slot, so the file plays at the right speed; passthrough encodes every captured frame once.")
-    var timing: TimingArgument = .cfr
+    @Option(name: .long, help: "Live sources: passthrough encodes every captured frame once at its capture time (the default for .mp4, .mkv and .ts, which carry each frame's time); cfr puts frames on the nominal frame grid, repeating a frame into an empty slot and keeping the later of two in one slot, so a raw stream, which has no times, plays at the right speed (the default for .h264).")
+    var timing: TimingArgument?
+
+    /// `--timing`, or what the container calls for: a container with times keeps each frame's
+    /// own; a raw stream needs the grid.
+    func timing(for container: Container) -> TimingArgument {
+        timing ?? (container.carriesTime ? .passthrough : .cfr)
+    }
 
     @Option(name: .long, help: ArgumentHelp("Write the time of every encoded frame to a file (mkvmerge timestamp format v2).", valueName: "path"))
     var timestamps: String?
@@ -76,6 +82,15 @@ struct InputOptions: ParsableArguments {
 struct OutputOptions: ParsableArguments {
     @Option(name: [.short, .long], help: ArgumentHelp("Output file, or '-' for standard output (default: vtrecord-%Y%m%d-%H%M%S.h264, and vtrecord-%Y%m%d-%H%M%S-{n}.h264 when segmenting). A template: strftime fields such as %Y%m%d-%H%M%S (%% for a percent sign), {device}, {preset}, and {n}, the segment number ({n:03} pads it to 3 digits), expanded as each file starts.", valueName: "path"))
     var output: String?
+
+    @Option(name: .long, help: ArgumentHelp("What to write: h264 (a raw H.264 stream), mp4, mkv (Matroska) or ts (MPEG transport stream). Default: chosen by the -o extension (.h264 or .264, .mp4 or .m4v, .mkv, .ts); raw H.264 for standard output and names without one of these.", valueName: "kind"))
+    var container: Container?
+
+    @Option(name: .long, help: ArgumentHelp("MP4 and Matroska: the longest fragment (cluster) while recording, so the most a crash or power cut can lose (default 1s); every keyframe starts one too.", valueName: "time"))
+    var fragmentDuration: DurationArgument?
+
+    @Flag(name: .long, inversion: .prefixedNo, help: "MP4: leave the file fragmented at the end (for streaming and browsers' Media Source Extensions) instead of finalizing it in place into a regular MP4 (--no-mp4-fragmented undoes a preset's).")
+    var mp4Fragmented = false
 
     @Flag(name: .long, inversion: .prefixedNo, help: "Replace an existing output file (or segment file); --no-overwrite undoes a preset's.")
     var overwrite = false
@@ -113,10 +128,18 @@ struct OutputOptions: ParsableArguments {
             .compactMap { $0 }.joined(separator: " and ")
     }
 
-    /// `-o`, or the default name in the current directory (numbered when segmenting).
+    /// `-o`, or the default name in the current directory (numbered when segmenting), with
+    /// the extension of `--container`.
     func template() throws(OutputTemplateError) -> OutputTemplate {
-        try OutputTemplate(output ?? (segmentPolicy == nil ? "vtrecord-%Y%m%d-%H%M%S.h264"
-                                                            : "vtrecord-%Y%m%d-%H%M%S-{n}.h264"))
+        let ext = (container ?? .h264).extensions[0]
+        return try OutputTemplate(output ?? (segmentPolicy == nil ? "vtrecord-%Y%m%d-%H%M%S.\(ext)"
+                                                                   : "vtrecord-%Y%m%d-%H%M%S-{n}.\(ext)"))
+    }
+
+    /// The container: `--container`, else the output name's extension. An extension vtrecord
+    /// cannot write is refused (exit 2) before anything is opened.
+    func chosenContainer() throws(UsageError) -> Container {
+        try Container.choose(explicit: container, path: output ?? "-")
     }
 
     /// Not named validate(): swift-argument-parser would call that on its own, ahead of the
@@ -133,6 +156,18 @@ struct OutputOptions: ParsableArguments {
                 throw ValidationError("--max-files applies to segments: add --segment-time or --segment-size")
             }
             guard maxFiles >= 1 else { throw ValidationError("--max-files must be at least 1") }
+        }
+        do throws(UsageError) {
+            _ = try chosenContainer()
+        } catch {
+            throw ValidationError(error.message)
+        }
+        let container = try? chosenContainer()
+        if mp4Fragmented, container != .mp4 {
+            throw ValidationError("--mp4-fragmented applies to MP4 output: name the file .mp4 or add --container mp4")
+        }
+        if fragmentDuration != nil, container != .mp4 && container != .mkv {
+            throw ValidationError("--fragment-duration applies to MP4 and Matroska output: name the file .mp4 or .mkv, or add --container")
         }
         guard segmentPolicy != nil else { return }
         if template.isStandardOutput {

@@ -115,7 +115,7 @@ import VTCore
     @Test func decodeTimesNeverPassPresentationTimes() {
         // Frames arriving unevenly (a gap after frame 1), coded I0 P2 B1 P3 with B-frames.
         let arrivals = [0, 33, 100, 133].map { MediaTime(value: Int64($0), timescale: 1000) }
-        var times = DecodeTimes(reordering: true, frameDuration: MediaTime(value: 1, timescale: 30))
+        var times = DecodeTimes(delay: 1, frameDuration: MediaTime(value: 1, timescale: 30))
         for time in arrivals { times.arrived(time) }
         let decodeOrder = [0, 2, 1, 3]
         let dts = decodeOrder.map { _ in times.next() }
@@ -123,7 +123,7 @@ import VTCore
             #expect(dts[position] <= arrivals[display], "picture \(display): dts \(dts[position]) > pts \(arrivals[display])")
         }
         #expect(zip(dts, dts.dropFirst()).allSatisfy { $0 < $1 })
-        var plain = DecodeTimes(reordering: false, frameDuration: MediaTime(value: 1, timescale: 30))
+        var plain = DecodeTimes(delay: 0, frameDuration: MediaTime(value: 1, timescale: 30))
         for time in arrivals { plain.arrived(time) }
         #expect(arrivals.map { _ in plain.next() } == arrivals)
     }

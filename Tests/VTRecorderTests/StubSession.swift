@@ -13,6 +13,8 @@ final class StubSession: CompressionSession, @unchecked Sendable {
     let formatDescription = FormatDescription(width: 64, height: 64, sequenceParameterSets: [[0x67, 0x42, 0x00, 0x1E]],
                                               pictureParameterSets: [[0x68, 0xCE, 0x38, 0x80]])
     let resolvedSettings = EncoderSettings()
+    /// Pictures come out in the order they went in.
+    let reorderDelay = 0
     private let onEncode: (_ index: Int) throws -> Void
     private let output: EncodedFrameHandler?
     private let delay: Int

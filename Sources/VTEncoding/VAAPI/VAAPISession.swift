@@ -20,6 +20,8 @@ public final class VAAPISession: CompressionSession {
     public private(set) var formatDescription: FormatDescription
     public private(set) var resolvedSettings: EncoderSettings
     public let plan: VAAPIPlan
+    /// B-frames here are never references: decoding runs one picture ahead.
+    public var reorderDelay: Int { decodeTimes.delay }
 
     let width: Int
     let height: Int
@@ -71,7 +73,7 @@ public final class VAAPISession: CompressionSession {
         self.width = width
         self.height = height
         self.settings = settings
-        self.decodeTimes = DecodeTimes(reordering: plan.bFrames > 0, frameDuration: settings.frameRate.frameDuration)
+        self.decodeTimes = DecodeTimes(delay: plan.bFrames > 0 ? 1 : 0, frameDuration: settings.frameRate.frameDuration)
         self.output = output
         self.logger = logger
         let planner = H264ReferencePlanner(keyInterval: settings.keyFrameInterval.frames(at: settings.frameRate),

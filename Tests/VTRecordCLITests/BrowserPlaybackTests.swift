@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+import VTTestSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real browser plays what vtrecord writes: headless Chromium, a finalized MP4 as a plain
+/// file and a fragmented one through Media Source Extensions, each to its end, reporting its
+/// duration and the frames it decoded to a loopback server (Tests/Browser).
+@Suite(.serialized) struct BrowserPlaybackTests {
+    static let frames = 60
+
+    struct Report: Decodable {
+        var event: String
+        var duration: Double?
+        var totalVideoFrames: Int?
+        var error: String?
+    }
+
+    /// avc1.PPCCLL from the file's avcC, for the MSE type.
+    static func codecs(_ path: String) throws -> String {
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let tag = Array("avcC".utf8)
+        let at = try #require((0..<(bytes.count - 8)).first { Array(bytes[$0..<($0 + 4)]) == tag })
+        return "avc1." + bytes[(at + 5)...(at + 7)].map { String(format: "%02x", $0) }.joined()
+    }
+
+    static func play(_ directory: TemporaryDirectory, file: String, query: String) throws -> Report {
+        let root = CBuild.packageRoot.appendingPathComponent("Tests/Browser").path
+        try FileManager.default.copyItem(atPath: root + "/play.html", toPath: directory.path("play-\(file).html"))
+        let server = try ChildProcess(["/usr/bin/python3", root + "/serve.py", directory.url.path],
+                                      environment: ProcessInfo.processInfo.environment)
+        #expect(server.waitForStandardError(containing: "port "))
+        let port = try #require(server.standardErrorSoFar.split(separator: " ").last
+            .flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) })
+        let url = "http://127.0.0.1:\(port)/play-\(file).html?file=\(file)&\(query)"
+        let browser = try ChildProcess(["chromium", "--headless=new", "--no-sandbox", "--disable-gpu",
+                                        "--autoplay-policy=no-user-gesture-required", "--mute-audio",
+                                        "--user-data-dir=\(directory.path("profile-\(file)"))", url],
+                                       environment: ProcessInfo.processInfo.environment)
+        let served = server.wait(timeout: .seconds(90))
+        browser.send(SIGTERM)
+        let closed = browser.wait(timeout: .seconds(10))
+        let line = try #require(served.standardOutputText.split(separator: "\n").first,
+                                "no report from the page: \(served.transcript)\nchromium: \(closed.transcript)")
+        return try JSONDecoder().decode(Report.self, from: Data(line.utf8))
+    }
+
+    static func check(_ report: Report, _ what: String) {
+        print("chromium, \(what): \(report)")
+        #expect(report.event == "ended", "\(what): \(report)")
+        #expect(report.error == nil, "\(what): \(report)")
+        #expect(abs((report.duration ?? 0) - Double(frames) / 30) <= 1.0 / 30, "\(what): duration \(report.duration ?? -1)")
+        #expect(abs((report.totalVideoFrames ?? 0) - frames) <= 1, "\(what): \(report.totalVideoFrames ?? -1) frames decoded")
+    }
+
+    @Test func chromiumPlaysAFinalizedMP4ToTheEnd() throws {
+        let dir = try TemporaryDirectory()
+        let r = try Tools.vtrecord(["--test-pattern", "--size", "320x240", "--frames", "\(Self.frames)",
+                                    "--speed", "veryfast", "--quiet", "-o", dir.path("plain.mp4")])
+        try #require(r.status == 0, "\(r.stderr)")
+        Self.check(try Self.play(dir, file: "plain.mp4", query: "mode=file"), "finalized MP4")
+    }
+
+    @Test func chromiumPlaysAFragmentedMP4ThroughMediaSourceExtensions() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("frag.mp4")
+        let r = try Tools.vtrecord(["--test-pattern", "--size", "320x240", "--frames", "\(Self.frames)",
+                                    "--speed", "veryfast", "--keyint", "30", "--mp4-fragmented", "--quiet", "-o", path])
+        try #require(r.status == 0, "\(r.stderr)")
+        let type = "video/mp4; codecs=\"\(try Self.codecs(path))\""
+        let query = "mode=mse&type=" + (type.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? type)
+        Self.check(try Self.play(dir, file: "frag.mp4", query: query), "fragmented MP4 through MSE")
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+import VTTestSupport
+
+/// The fake camera into MP4: the same pictures as the raw stream, and each frame at the time
+/// the camera stamped it, also when the camera slows down or its frames come unevenly.
+///
+/// Nested in CameraRecordingTests, whose `.serialized` covers it: real-time capture.
+extension CameraRecordingTests {
+    @Suite struct CameraMP4Tests {
+        struct Case: CustomTestStringConvertible, Sendable {
+            var format: String
+            var bFrames: Int
+            var vaapi = false
+            var testDescription: String { "\(format), \(bFrames) B-frames\(vaapi ? ", VA-API" : "")" }
+        }
+
+        @Test(arguments: [Case(format: "yuyv", bFrames: 3), Case(format: "mjpeg", bFrames: 0),
+                          Case(format: "mjpeg", bFrames: 2), Case(format: "nv12", bFrames: 1, vaapi: true),
+                          Case(format: "yuyv", bFrames: 0, vaapi: true)])
+        func mp4HoldsTheSamePicturesAsTheRawStream(_ c: Case) throws {
+            let camera = try FakeCamera()
+            var environment = try camera.environment()
+            var arguments = ["--device", camera.path, "--format", c.format, "--size", "640x480", "--fps", "30",
+                             "--frames", "60", "--timing", "passthrough", "--bframes", "\(c.bFrames)", "--quiet"]
+            var va: FakeVADevice?
+            if c.vaapi {
+                let device = try FakeVADevice()
+                environment = try device.environment(base: environment)
+                arguments += ["--encoder", "vaapi", "--va-device", device.devicePath]
+                va = device
+            } else {
+                arguments += ["--encoder", "x264", "--speed", "ultrafast"]
+            }
+            let raw = try Tools.run(Tools.vtrecord, arguments + ["-o", camera.file("a.h264")], environment: environment)
+            #expect(raw.status == 0, "\(raw.stderr)")
+            let mp4 = try Tools.run(Tools.vtrecord, arguments + ["-o", camera.file("a.mp4")], environment: environment)
+            #expect(mp4.status == 0, "\(mp4.stderr)")
+            let md5s = try Tools.frameMD5s(camera.file("a.mp4"))
+            #expect(md5s.count == 60)
+            #expect(md5s == (try Tools.frameMD5s(camera.file("a.h264"))))
+            #expect(try MP4OutputTests.topLevelBoxes(camera.file("a.mp4")) == ["ftyp", "mdat", "moov"])
+            let (format, _) = try MP4OutputTests.probe(camera.file("a.mp4"))
+            #expect(MP4OutputTests.seconds(format["start_time"]) == 0)
+            #expect(abs(MP4OutputTests.seconds(format["duration"]) - 2) <= 1.0 / 30, "\(format)")
+            if let va { #expect(try va.report().violations.isEmpty) }
+        }
+
+        /// Presentation times of a file's frames in seconds, in display order.
+        static func frameTimes(_ path: String) throws -> [Double] {
+            let json = try Tools.ffprobe(path, ["-select_streams", "v", "-show_entries", "packet=pts_time"])
+            let packets = try #require(json["packets"] as? [[String: Any]])
+            return packets.compactMap { Double($0["pts_time"] as? String ?? "") }.sorted()
+        }
+
+        struct Timing: CustomTestStringConvertible, Sendable {
+            var name: String
+            var knobs: [FakeCamera.Knob]
+            var testDescription: String { name }
+        }
+
+        /// A camera slowing from 30 to 15 fps part-way, and one whose frames come up to 8 ms
+        /// late: the MP4's frame times are the capture times the `--timestamps` log gives, to
+        /// within one 90 kHz tick, and the file lasts as long as the capture did.
+        @Test(arguments: [Timing(name: "30 then 15 fps", knobs: [.rateChange(frame: 40, framesPerSecond: 15)]),
+                          Timing(name: "jitter 8 ms", knobs: [.jitter(microseconds: 8000)])])
+        func mp4CarriesTheCapturedTimes(_ timing: Timing) throws {
+            let camera = try FakeCamera(knobs: timing.knobs)
+            let log = camera.file("times.txt")
+            let r = try Tools.run(Tools.vtrecord,
+                                  ["--device", camera.path, "--format", "yuyv", "--size", "320x240", "--fps", "30",
+                                   "--frames", "70", "--speed", "ultrafast", "--bframes", "2", "--quiet",
+                                   "--timestamps", log, "-o", camera.file("v.mp4"), "--json-summary", camera.file("s.json")],
+                                  environment: try camera.environment())
+            #expect(r.status == 0, "\(r.stderr)")
+            let logged = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+                .filter { !$0.hasPrefix("#") }.compactMap { Double($0) }.map { $0 / 1000 }
+            #expect(logged.count == 70)
+            let times = try Self.frameTimes(camera.file("v.mp4"))
+            #expect(times.count == 70)
+            for (index, (file, captured)) in zip(times, logged).enumerated() {
+                #expect(abs(file - captured) <= 1.0 / 90_000 + 1e-6, "frame \(index): \(file) s in the file, captured at \(captured) s")
+            }
+            let json = try SegmentTests.json(camera.file("s.json"))
+            #expect(json["frames_duplicated"] as? Int == 0)
+            // The file lasts from the first capture to one frame interval after the last.
+            let (format, _) = try MP4OutputTests.probe(camera.file("v.mp4"))
+            let span = (logged.last ?? 0) - (logged.first ?? 0) + 1.0 / 30
+            #expect(abs(MP4OutputTests.seconds(format["duration"]) - span) <= 1.0 / 90_000 + 1e-3, "\(format), span \(span)")
+            if timing.name.hasPrefix("30 then 15") {
+                #expect(span > 3, "a camera slowing to 15 fps takes longer than 70 frames at 30 fps: \(span) s")
+            }
+        }
+    }
+}

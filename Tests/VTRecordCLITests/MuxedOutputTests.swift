@@ -1,0 +1,190 @@
+import Foundation
+import Testing
+import VTTestSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `-o rec.mkv` and `-o rec.ts`: FFmpeg's muxers behind the same writer interface, read back by
+/// ffmpeg, GStreamer and mkvmerge, with the raw stream of the same settings as the reference;
+/// and what every container shares: segments and output faults.
+@Suite struct MuxedOutputTests {
+    struct Case: CustomTestStringConvertible, Sendable {
+        var container: String
+        var settings: [String]
+        var testDescription: String { ([container] + settings).joined(separator: " ") }
+    }
+
+    static let cases = [
+        Case(container: "mkv", settings: ["--speed", "veryfast", "--bframes", "3"]),
+        Case(container: "mkv", settings: ["--speed", "ultrafast"]),
+        Case(container: "ts", settings: ["--speed", "veryfast", "--bframes", "3"]),
+        Case(container: "ts", settings: ["--speed", "ultrafast", "--fps", "25"]),
+    ]
+
+    @Test(arguments: cases)
+    func containerHoldsTheRawStreamsPicturesWithTheirTimes(_ c: Case) throws {
+        let dir = try TemporaryDirectory()
+        let frames = 60
+        let fps = c.settings.contains("25") ? 25.0 : 30.0
+        let common = ["--test-pattern", "--size", "320x240", "--frames", "\(frames)", "--quiet"] + c.settings
+        let raw = try Tools.vtrecord(common + ["-o", dir.path("a.h264")])
+        #expect(raw.status == 0, "\(raw.stderr)")
+        let file = dir.path("a.\(c.container)")
+        let muxed = try Tools.vtrecord(common + ["-o", file, "--json-summary", dir.path("s.json")])
+        #expect(muxed.status == 0, "\(muxed.stderr)")
+        let md5s = try Tools.frameMD5s(file)
+        #expect(md5s.count == frames)
+        #expect(md5s == (try Tools.frameMD5s(dir.path("a.h264"))))
+        let (format, stream) = try MP4OutputTests.probe(file)
+        #expect((format["format_name"] as? String)?.contains(c.container == "mkv" ? "matroska" : "mpegts") == true)
+        #expect(stream["nb_read_frames"] as? String == "\(frames)")
+        if c.container == "mkv" {
+            #expect(MP4OutputTests.seconds(format["start_time"]) == 0, "\(format)")
+            #expect(abs(MP4OutputTests.seconds(format["duration"]) - Double(frames) / fps) <= 1 / fps, "\(format)")
+        } else {
+            // Presentation spans the frames; a transport stream's times start where its first
+            // decode time allows (never below 0), the B-frame lead later at most.
+            let start = MP4OutputTests.seconds(stream["start_time"])
+            #expect(start >= 0 && start <= 3 / fps, "\(stream)")
+            #expect(abs(MP4OutputTests.seconds(stream["duration"]) - Double(frames) / fps) <= 1 / fps, "\(stream)")
+        }
+        let summary = try SegmentTests.json(dir.path("s.json"))
+        #expect(summary["container"] as? String == c.container)
+
+        let decoded = try Self.gstreamerDecodedFrames(file, demuxer: c.container == "mkv" ? "matroskademux" : "tsdemux")
+        #expect(decoded == frames, "GStreamer decoded \(decoded) frames")
+    }
+
+    /// The pictures GStreamer decodes from a file with `demuxer`, h264parse and avdec_h264:
+    /// fakesink -v prints a "chain" message for each picture it is given.
+    static func gstreamerDecodedFrames(_ path: String, demuxer: String) throws -> Int {
+        let gst = try Tools.run("gst-launch-1.0", ["filesrc", "location=\(path)", "!", demuxer, "!", "h264parse",
+                                                   "!", "avdec_h264", "!", "fakesink", "silent=false", "-v"])
+        #expect(gst.status == 0, "\(gst.stderr)")
+        return gst.stdoutText.split(separator: "\n").filter { $0.contains("last-message = chain") }.count
+    }
+
+    @Test func mkvmergeIdentifiesTheMatroskaFile() throws {
+        let dir = try TemporaryDirectory()
+        let file = dir.path("m.mkv")
+        let r = try Tools.vtrecord(["--test-pattern", "--size", "320x240", "--frames", "45", "--quiet", "-o", file])
+        #expect(r.status == 0, "\(r.stderr)")
+        let identify = try Tools.run("mkvmerge", ["--identify", "--identification-format", "json", file])
+        #expect(identify.status == 0, "\(identify.stdoutText)")
+        let json = try #require(try JSONSerialization.jsonObject(with: identify.stdout) as? [String: Any])
+        let tracks = try #require(json["tracks"] as? [[String: Any]])
+        #expect(tracks.count == 1)
+        #expect(tracks.first?["codec"] as? String == "AVC/H.264/MPEG-4p10")
+        let container = try #require(json["container"] as? [String: Any])
+        let properties = try #require(container["properties"] as? [String: Any])
+        #expect((properties["writing_application"] as? String)?.hasPrefix("vtrecord") == true, "\(properties)")
+        // Duration and an index (Cues) at a clean end.
+        let duration = (properties["duration"] as? Int) ?? 0
+        #expect(abs(Double(duration) / 1e9 - 1.5) <= 1.0 / 30, "duration \(duration) ns")
+        // mkvinfo stops at the first cluster unless asked for everything; the Cues come last.
+        let info = try Tools.run("mkvinfo", ["-v", file])
+        #expect(info.stdoutText.contains("Cues"), "no Cues in \(info.stdoutText.prefix(2000))")
+    }
+
+    /// A transport stream to a pipe, as streaming tools take it.
+    @Test func transportStreamGoesThroughAPipe() throws {
+        let r = try Tools.shell("\"$VTRECORD\" --test-pattern --size 320x240 --frames 40 --container ts -o - --quiet "
+                                + "| ffprobe -v error -count_frames -show_entries format=format_name:stream=nb_read_frames -of json -i -")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdoutText.contains("\"nb_read_frames\": \"40\""), "\(r.stdoutText)")
+        #expect(r.stdoutText.contains("mpegts"))
+    }
+
+    /// Every keyframe of a transport stream is preceded by a PAT and a PMT, so a receiver can
+    /// start at any of them.
+    @Test func patAndPMTComeBeforeEveryKeyframe() throws {
+        let dir = try TemporaryDirectory()
+        let file = dir.path("k.ts")
+        let r = try Tools.vtrecord(["--test-pattern", "--size", "320x240", "--frames", "90", "--keyint", "15",
+                                    "--quiet", "-o", file])
+        #expect(r.status == 0, "\(r.stderr)")
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
+        #expect(bytes.count % 188 == 0)
+        var lastPAT = -1, lastPMT = -1
+        var keyframes = 0
+        var pmtPID = -1
+        for index in 0..<(bytes.count / 188) {
+            let packet = bytes[(index * 188)..<(index * 188 + 188)]
+            let at = packet.startIndex
+            #expect(packet[at] == 0x47)
+            let pid = Int(packet[at + 1] & 0x1F) << 8 | Int(packet[at + 2])
+            let payloadStart = packet[at + 1] & 0x40 != 0
+            if pid == 0 {
+                lastPAT = index
+                // The PMT's PID from the first program of the PAT.
+                let pointer = Int(packet[at + 4])
+                let section = at + 5 + pointer
+                pmtPID = Int(packet[section + 10] & 0x1F) << 8 | Int(packet[section + 11])
+                continue
+            }
+            if pid == pmtPID { lastPMT = index; continue }
+            // A PES start whose adaptation field sets random_access_indicator: a keyframe.
+            let hasAdaptation = packet[at + 3] & 0x20 != 0
+            if payloadStart && hasAdaptation && packet[at + 4] > 0 && packet[at + 5] & 0x40 != 0 {
+                keyframes += 1
+                #expect(lastPAT >= 0 && lastPMT > lastPAT && lastPMT < index && index - lastPAT < 8,
+                        "keyframe at packet \(index): PAT at \(lastPAT), PMT at \(lastPMT)")
+            }
+        }
+        #expect(keyframes == 6)
+    }
+
+    /// Segments: each file complete (an MP4 finalized), starting with a keyframe at its own
+    /// time 0 (a transport stream: its first decode time), and together every frame once.
+    @Test(arguments: ["mp4", "mkv", "ts"])
+    func segmentsAreEachACompleteFile(_ container: String) throws {
+        let dir = try TemporaryDirectory()
+        let r = try Tools.vtrecord(["--test-pattern", "--size", "320x240", "--fps", "30", "--duration", "5s",
+                                    "--speed", "veryfast", "--segment-time", "2s", "--quiet",
+                                    "-o", dir.path("seg-{n}.\(container)")])
+        #expect(r.status == 0, "\(r.stderr)")
+        let files = try SegmentTests.files(in: dir)
+        #expect(files == ["seg-0", "seg-1", "seg-2"].map { "\($0).\(container)" })
+        var counters: [Int?] = []
+        for (file, frames) in zip(files, [60, 60, 30]) {
+            if container == "mp4" {
+                #expect(try MP4OutputTests.topLevelBoxes(dir.path(file)) == ["ftyp", "mdat", "moov"], "\(file)")
+            }
+            let (format, stream) = try MP4OutputTests.probe(dir.path(file))
+            #expect(stream["nb_read_frames"] as? String == "\(frames)", "\(file)")
+            let start = MP4OutputTests.seconds(format["start_time"])
+            #expect(start >= 0 && start <= (container == "ts" ? 3.0 / 30 : 0), "\(file): \(format)")
+            #expect(abs(MP4OutputTests.seconds(format["duration"]) - Double(frames) / 30) <= 1.0 / 30, "\(file): \(format)")
+            counters += try Tools.counters(dir.path(file), width: 320)
+        }
+        #expect(counters == (0..<150).map { $0 })
+    }
+
+    /// A full disk and a file size limit: exit 5, one line, and the file plays to its last
+    /// complete fragment, cluster or packet.
+    @Test(arguments: ["mp4", "mkv", "ts"])
+    func outputFaultsLeaveAFileThatPlays(_ container: String) throws {
+        let full = try Tools.vtrecord(["--test-pattern", "--size", "160x120", "--frames", "10", "--container", container,
+                                       "-o", "/dev/full"])
+        #expect(full.status == 5, "\(full.stderr)")
+        #expect(OutputTests.errorLines(full.stderr).count == 1, "\(full.stderr)")
+
+        let dir = try TemporaryDirectory()
+        let path = dir.path("limit.\(container)")
+        let r = try Tools.shell("ulimit -f 100; exec \"$VTRECORD\" --test-pattern --size 640x480 --frames 300 "
+                                + "--keyint 15 -o '\(path)'")
+        #expect(r.status == 5, "\(r.stderr)")
+        #expect(OutputTests.errorLines(r.stderr).count == 1 && r.stderr.contains("file size limit"), "\(r.stderr)")
+        if container == "mp4" {
+            let boxes = try MP4OutputTests.topLevelBoxes(path)
+            #expect(Array(boxes.prefix(2)) == ["ftyp", "moov"] && boxes.contains("moof"), "\(boxes)")
+            #expect(r.stderr.contains("the file ends at the last complete fragment"), "\(r.stderr)")
+        }
+        let decode = try Tools.run("ffmpeg", ["-v", "error", "-i", path, "-f", "null", "-"])
+        #expect(decode.status == 0 && decode.stderr.isEmpty, "\(decode.stderr)")
+        let counters = try Tools.counters(path, width: 640)
+        #expect(counters.count >= 10 && counters == (0..<counters.count).map { $0 }, "\(counters.count) frames")
+    }
+}
