@@ -18,6 +18,8 @@ static inline int vt_averror_eio(void) { return AVERROR(EIO); }
 
 static inline int64_t vt_av_nopts_value(void) { return AV_NOPTS_VALUE; }
 
+static inline int vt_averror_eof(void) { return AVERROR_EOF; }
+
 // av_err2str is a macro around a compound literal.
 static inline void vt_av_strerror(int errnum, char *buffer, size_t size) { av_strerror(errnum, buffer, size); }
 

@@ -52,6 +52,12 @@ public enum AnnexB {
         return out
     }
 
+    /// Whether `data` begins with a start code (00 00 01 or 00 00 00 01): Annex B rather than
+    /// length-prefixed NAL units.
+    public static func startsWithStartCode(_ data: [UInt8]) -> Bool {
+        data.starts(with: [0, 0, 1]) || data.starts(with: [0, 0, 0, 1])
+    }
+
     /// The byte ranges of the NAL units in an Annex B stream, without start codes.
     ///
     /// Both 3- and 4-byte start codes are recognised. Zero bytes before a start code are

@@ -171,6 +171,8 @@ public final class MuxerWriter: MediaOutput {
 
     /// Sets up the muxer for the stream `format` describes and writes the file's header.
     private func open(_ format: FormatDescription, first frame: EncodedFrame) throws(OutputError) {
+        // Whatever fails is reported once, as an OutputError; libavformat's own log stays quiet.
+        av_log_set_level(AV_LOG_QUIET)
         var made: UnsafeMutablePointer<AVFormatContext>?
         try check(avformat_alloc_output_context2(&made, nil, kind.muxerName, nil), "set up the \(kind.muxerName) muxer")
         guard let context = made else { throw .muxer(path: file.path, reason: "no \(kind.muxerName) muxer") }
@@ -249,10 +251,7 @@ public final class MuxerWriter: MediaOutput {
     private func check(_ status: Int32, _ what: String) throws(OutputError) {
         guard status < 0 else { return }
         if let failure = sink.failure { throw failure }
-        var text = [CChar](repeating: 0, count: 128)
-        vt_av_strerror(status, &text, text.count)
-        let reason = text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        throw .muxer(path: file.path, reason: "cannot \(what): \(reason)")
+        throw .muxer(path: file.path, reason: "cannot \(what): \(libavErrorText(status))")
     }
 
     private func release() {

@@ -21,6 +21,7 @@ struct VTRecord: ParsableCommand {
               vtrecord controls [--device <path>] [--json]
               vtrecord encoders [--va-device <path>] [--json]
               vtrecord inspect [--json] <file>
+              vtrecord remux <file> -o <path> [--timestamps <path>] [--fps <rate>]
               vtrecord presets list [--json]
               vtrecord presets show <name> [<options>]
               vtrecord batch [--json] <file.toml>
@@ -29,7 +30,9 @@ struct VTRecord: ParsableCommand {
             Frames go from the source through a bounded queue to the encoder (VA-API hardware \
             when a device can do the job, else libx264) and are \
             written as a raw H.264 elementary stream (Annex B) with SPS and PPS before every \
-            keyframe, so every GOP plays on its own.
+            keyframe, so every GOP plays on its own, or, by the -o extension or --container, \
+            as MP4 (crash-safe while recording, finalized at a clean end), Matroska or MPEG-TS \
+            with each frame's time.
 
             EXIT STATUS:
               0    success, including a clean stop by SIGINT or SIGTERM
@@ -41,7 +44,7 @@ struct VTRecord: ParsableCommand {
               130  aborted by a second signal
             """,
         version: version,
-        subcommands: [Devices.self, Formats.self, Controls.self, Encoders.self, Inspect.self, Presets.self, Batch.self]
+        subcommands: [Devices.self, Formats.self, Controls.self, Encoders.self, Inspect.self, Remux.self, Presets.self, Batch.self]
     )
 
     @Option(name: .customLong("preset"), help: ArgumentHelp("Take settings from a preset: a name ('vtrecord presets list') or a TOML file. Repeatable: later presets replace earlier ones key by key, and options on the command line replace both.", valueName: "name|path"))
@@ -76,7 +79,11 @@ struct VTRecord: ParsableCommand {
                 Glibc.exit(0)
             }
             var command: any ParsableCommand
-            if isSubcommand(arguments.first) {
+            if arguments.first == "remux" {
+                // Parsed on its own: its -o, --timestamps, --fps… are the root command's names
+                // too, and swift-argument-parser would hand them to the root.
+                command = try Remux.parseAsRoot(Array(arguments.dropFirst()))
+            } else if isSubcommand(arguments.first) {
                 command = try parseAsRoot(arguments)
             } else {
                 let resolution = try PresetResolution.resolve(arguments)

@@ -38,6 +38,27 @@ import VTTestSupport
                                 judge: { FuzzCLIJudge.reportOrOneError($0, allowed: [0, 2]) }))
     }
 
+    /// `inspect` on damaged MP4, Matroska and MPEG-TS files (the container readers): a report or
+    /// one line with exit 2.
+    @Test(arguments: ["mp4", "mkv", "ts"])
+    func inspectContainers(_ container: String) throws {
+        let directory = try TemporaryDirectory()
+        var corpus: [[UInt8]] = []
+        for (index, options) in [["--bframes", "2", "--keyint", "3"], ["--mp4-fragmented", "--keyint", "2"]].enumerated()
+        where container == "mp4" || index == 0 {
+            let output = directory.path("seed-\(index).\(container)")
+            let made = try Tools.vtrecord(["--test-pattern", "--size", "64x64", "--frames", "6", "--encoder", "x264",
+                                           "--quiet", "-o", output] + options)
+            try #require(made.status == 0, "\(made.stderr)")
+            corpus.append(Array(try Data(contentsOf: URL(fileURLWithPath: output))))
+        }
+        var campaign = ChildFuzzCampaign(target: "cli-inspect-\(container)", corpus: corpus, tokens: FuzzCLICorpus.h264Tokens,
+                                         iterations: 60, fileExtension: container)
+        record(try campaign.run(in: directory.url.path, environment: Self.environment(directory),
+                                arguments: { [Tools.vtrecord, "inspect", $0] },
+                                judge: { FuzzCLIJudge.reportOrOneError($0, allowed: [0, 2]) }))
+    }
+
     @Test func presetsShow() throws {
         let directory = try TemporaryDirectory()
         var campaign = ChildFuzzCampaign(target: "cli-preset", corpus: try FuzzCLICorpus.presets(), tokens: FuzzCLICorpus.tomlTokens,

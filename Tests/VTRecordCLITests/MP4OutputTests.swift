@@ -127,4 +127,31 @@ import Glibc
         #expect(named.status == 0, "\(named.stderr)")
         #expect(try Self.topLevelBoxes(dir.path("x.avi")) == ["ftyp", "mdat", "moov"])
     }
+
+    /// `inspect` tells a finalized MP4 from one a crash left fragmented, and reports the stream
+    /// inside each container.
+    @Test(arguments: ["mp4", "mkv", "ts"])
+    func inspectDescribesTheContainer(_ container: String) throws {
+        let dir = try TemporaryDirectory()
+        var files = [(dir.path("a.\(container)"), [String]())]
+        if container == "mp4" { files.append((dir.path("f.mp4"), ["--mp4-fragmented"])) }
+        for (path, options) in files {
+            let r = try Tools.vtrecord(["--test-pattern", "--size", "320x240", "--frames", "75", "--keyint", "30",
+                                        "--quiet", "-o", path] + options)
+            #expect(r.status == 0, "\(r.stderr)")
+            let inspected = try Tools.vtrecord(["inspect", "--json", path])
+            #expect(inspected.status == 0, "\(inspected.stderr)")
+            let json = try #require(try JSONSerialization.jsonObject(with: inspected.stdout) as? [String: Any])
+            let about = try #require(json["container"] as? [String: Any])
+            #expect(about["format"] as? String == container)
+            #expect(about["frames"] as? Int == 75 && about["keyframes"] as? Int == 3, "\(about)")
+            if container == "mp4" {
+                let fragmented = !options.isEmpty
+                #expect(about["finalized"] as? Bool == !fragmented, "\(about)")
+                #expect(about["fragments"] as? Int == (fragmented ? 3 : 0), "\(about)")
+            }
+            let h264 = try #require(json["h264"] as? [String: Any])
+            #expect(h264["frames"] != nil, "\(h264.keys)")
+        }
+    }
 }

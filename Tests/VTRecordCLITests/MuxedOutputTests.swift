@@ -88,6 +88,28 @@ import Glibc
         #expect(info.stdoutText.contains("Cues"), "no Cues in \(info.stdoutText.prefix(2000))")
     }
 
+    /// A Y4M file into every container: the same pictures as the raw stream, at the file's rate.
+    @Test(arguments: ["mp4", "mkv", "ts"])
+    func y4mInputGoesIntoEveryContainer(_ container: String) throws {
+        let dir = try TemporaryDirectory()
+        let input = dir.path("in.y4m")
+        let made = try Tools.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=2",
+                                            "-pix_fmt", "yuv420p", "-f", "yuv4mpegpipe", input])
+        try #require(made.status == 0, "\(made.stderr)")
+        let common = ["--input", input, "--speed", "veryfast", "--quiet"]
+        let raw = try Tools.vtrecord(common + ["-o", dir.path("a.h264")])
+        #expect(raw.status == 0, "\(raw.stderr)")
+        let file = dir.path("a.\(container)")
+        let muxed = try Tools.vtrecord(common + ["-o", file])
+        #expect(muxed.status == 0, "\(muxed.stderr)")
+        let md5s = try Tools.frameMD5s(file)
+        let reference = try Tools.frameMD5s(dir.path("a.h264"))
+        #expect(md5s.count == 50 && md5s == reference)
+        let (format, stream) = try MP4OutputTests.probe(file)
+        #expect(abs(MP4OutputTests.seconds(format["duration"]) - 2) <= 1.0 / 25, "\(format)")
+        #expect(stream["nb_read_frames"] as? String == "50")
+    }
+
     /// A transport stream to a pipe, as streaming tools take it.
     @Test func transportStreamGoesThroughAPipe() throws {
         let r = try Tools.shell("\"$VTRECORD\" --test-pattern --size 320x240 --frames 40 --container ts -o - --quiet "

@@ -1,0 +1,134 @@
+import CAVFormat
+import VTCore
+import VTH264
+
+/// Reads the H.264 track of an MP4, Matroska or MPEG-TS file through FFmpeg's demuxers
+/// (AVFoundation's `AVAssetReader`, the mirror of `AssetWriter`): the format description and
+/// each access unit in AVCC form with its times and keyframe flag, in decode order.
+public final class AssetReader {
+    public let path: String
+    /// libavformat's name of the container ("mov,mp4,m4a,3gp,3g2,mj2", "matroska,webm", "mpegts").
+    public let containerName: String
+    /// Seconds, when the container says.
+    public let duration: Double?
+    public let width: Int
+    public let height: Int
+    /// The parameter sets of the frames read so far (from the container's avcC, or the first
+    /// ones in the stream).
+    public private(set) var format: FormatDescription?
+
+    /// The packets are Annex B (MPEG-TS), not length-prefixed (an avcC in the container).
+    private var annexB = true
+    private var context: UnsafeMutablePointer<AVFormatContext>?
+    private let streamIndex: Int32
+    private let timeBase: AVRational
+    private let packet: UnsafeMutablePointer<AVPacket>
+
+    /// Opens `path`; a file libavformat cannot read, or one without H.264 video, is refused.
+    public init(path: String) throws(ReadError) {
+        self.path = path
+        // What goes wrong is reported once, as a ReadError; libavformat's own log stays quiet.
+        av_log_set_level(AV_LOG_QUIET)
+        var opened: UnsafeMutablePointer<AVFormatContext>?
+        let status = avformat_open_input(&opened, path, nil, nil)
+        guard status >= 0, let context = opened else { throw ReadError(path: path, status: status, doing: "open") }
+        self.context = context
+        let probed = avformat_find_stream_info(context, nil)
+        guard probed >= 0 else {
+            avformat_close_input(&self.context)
+            throw ReadError(path: path, status: probed, doing: "read the streams of")
+        }
+        let index = av_find_best_stream(context, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
+        guard index >= 0, let stream = context.pointee.streams[Int(index)],
+              stream.pointee.codecpar.pointee.codec_id == AV_CODEC_ID_H264 else {
+            avformat_close_input(&self.context)
+            throw ReadError(path: path, reason: "holds no H.264 video")
+        }
+        guard let packet = av_packet_alloc() else {
+            avformat_close_input(&self.context)
+            throw ReadError(path: path, reason: "out of memory")
+        }
+        self.packet = packet
+        streamIndex = index
+        timeBase = stream.pointee.time_base
+        containerName = String(cString: context.pointee.iformat.pointee.name)
+        duration = context.pointee.duration > 0 ? Double(context.pointee.duration) / Double(AV_TIME_BASE) : nil
+        let parameters = stream.pointee.codecpar.pointee
+        width = Int(parameters.width)
+        height = Int(parameters.height)
+        if parameters.extradata_size > 0, let extradata = parameters.extradata {
+            let bytes = Array(UnsafeBufferPointer(start: extradata, count: Int(parameters.extradata_size)))
+            format = Self.format(extradata: bytes)
+            annexB = bytes.first != 1
+        }
+    }
+
+    deinit {
+        var packet: UnsafeMutablePointer<AVPacket>? = self.packet
+        av_packet_free(&packet)
+        avformat_close_input(&context)
+    }
+
+    /// The next access unit of the video track, or nil at the end of the file.
+    public func nextFrame() throws(ReadError) -> EncodedFrame? {
+        guard let context else { return nil }
+        while true {
+            let status = av_read_frame(context, packet)
+            if status == vt_averror_eof() { return nil }
+            guard status >= 0 else { throw ReadError(path: path, status: status, doing: "read") }
+            defer { av_packet_unref(packet) }
+            guard packet.pointee.stream_index == streamIndex, let data = packet.pointee.data else { continue }
+            var bytes = Array(UnsafeBufferPointer(start: data, count: Int(packet.pointee.size)))
+            if annexB {
+                // MPEG-TS (and in-band parameter sets): Annex B, with SPS and PPS at keyframes.
+                let split = AVCC.fromAnnexB(bytes, parameterSetsApart: true)
+                if !split.sequenceParameterSets.isEmpty && !split.pictureParameterSets.isEmpty {
+                    format = try? FormatDescription(h264ParameterSets: split.sequenceParameterSets
+                        + split.pictureParameterSets)
+                }
+                bytes = split.accessUnit
+            }
+            guard format != nil else { throw ReadError(path: path, reason: "a frame comes before any SPS and PPS") }
+            let pts = packet.pointee.pts != vt_av_nopts_value() ? packet.pointee.pts : packet.pointee.dts
+            let dts = packet.pointee.dts != vt_av_nopts_value() ? packet.pointee.dts : pts
+            return EncodedFrame(data: bytes, pts: time(pts), dts: time(dts),
+                                isKeyFrame: packet.pointee.flags & AV_PKT_FLAG_KEY != 0, token: FrameToken(0))
+        }
+    }
+
+    private func time(_ ticks: Int64) -> MediaTime {
+        MediaTime(value: ticks * Int64(timeBase.num), timescale: timeBase.den)
+    }
+
+    /// A format description from an avcC record, or from Annex B parameter sets.
+    private static func format(extradata: [UInt8]) -> FormatDescription? {
+        if extradata.first == 1 { return try? FormatDescription(avcC: extradata) }
+        let split = AVCC.fromAnnexB(extradata, parameterSetsApart: true)
+        return try? FormatDescription(h264ParameterSets: split.sequenceParameterSets + split.pictureParameterSets)
+    }
+}
+
+/// A file that cannot be read as a recording (exit 2: the input is bad).
+public struct ReadError: ReportableError, Equatable {
+    public let path: String
+    public let reason: String
+
+    public init(path: String, reason: String) {
+        self.path = path
+        self.reason = reason
+    }
+
+    init(path: String, status: Int32, doing: String) {
+        self.init(path: path, reason: "cannot \(doing) it: \(libavErrorText(status))")
+    }
+
+    public var exitStatus: ExitStatus { .usage }
+    public var description: String { "\(path): \(reason)" }
+}
+
+/// FFmpeg's text for one of its error codes.
+func libavErrorText(_ status: Int32) -> String {
+    var text = [CChar](repeating: 0, count: 128)
+    vt_av_strerror(status, &text, text.count)
+    return text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+}
