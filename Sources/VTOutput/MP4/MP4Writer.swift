@@ -183,9 +183,11 @@ public final class MP4Writer: MediaOutput {
         }
         var bytes: [UInt8] = []
         var movieOffset: Int64?
-        var track = self.track ?? MP4Track(
+        // Taken out while it grows, so its sample table is appended to in place, not copied.
+        var track = self.track.take() ?? MP4Track(
             width: format.width, height: format.height, timescale: UInt32(options.timescale), avcC: avcC,
             sampleAspectRatio: Self.sampleAspectRatio(format), leadingTicks: firstPresentation)
+        defer { self.track = track }
         if fragmentedMovieOffset == nil {
             bytes = MP4Boxes.fileType()
             movieOffset = file.endOffset + Int64(bytes.count)
@@ -208,7 +210,6 @@ public final class MP4Writer: MediaOutput {
         track.samples += samples
         track.presentationEnd = lastPresentationTime + frameTicks
         track.chunks.append(MP4Chunk(offset: dataOffset, sampleCount: samples.count))
-        self.track = track
         statistics.bytes = file.endOffset
         statistics.frames += samples.count
         statistics.keyFrames += samples.count { $0.isKeyFrame }
