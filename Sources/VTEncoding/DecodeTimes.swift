@@ -8,6 +8,11 @@ import VTCore
 /// picture out decodes at the (k − delay)-th arrival time; the first `delay` pictures decode
 /// one frame interval apart before the first arrival. Decode times rise, and never pass
 /// presentation times, even when frames arrive unevenly (a camera's own times).
+///
+/// Arrivals may also come in decode order (a stream read back from a file): the (k − delay)-th
+/// presentation time in display order is then the earliest not yet given out once the k-th
+/// picture has arrived, because no picture shows more than `delay` places before its decode
+/// position. So `arrived` keeps the times sorted, and `next` may follow each `arrived`.
 public struct DecodeTimes: Sendable {
     public let delay: Int
     public let frameDuration: MediaTime
@@ -23,8 +28,11 @@ public struct DecodeTimes: Sendable {
     }
 
     public mutating func arrived(_ pts: MediaTime) {
-        if first == nil { first = pts }
-        arrivals.append(pts)
+        first = min(first ?? pts, pts)
+        // In display order (the usual case) this appends.
+        var index = arrivals.count
+        while index > 0 && pts < arrivals[index - 1] { index -= 1 }
+        arrivals.insert(pts, at: index)
     }
 
     /// The decode time of the next picture out.

@@ -16,7 +16,7 @@ public struct AccessUnitReader {
         public var format: FormatDescription
     }
 
-    private let bytes: [UInt8]
+    private let bytes: UnsafeRawBufferPointer
     private let ranges: [Range<Int>]
     private var next = 0
     private var sequenceParameterSets: [Int: [UInt8]] = [:]
@@ -32,7 +32,9 @@ public struct AccessUnitReader {
     private var previousLsb = 0
     private var decodeCount = 0
 
-    public init(annexB bytes: [UInt8]) {
+    /// Reads the stream in `bytes` (a mapped file, say), which must stay valid while the reader
+    /// is used.
+    public init(annexB bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
         ranges = AnnexB.nalUnitRanges(in: bytes).filter { !$0.isEmpty }
     }

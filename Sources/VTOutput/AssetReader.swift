@@ -13,6 +13,8 @@ public final class AssetReader {
     public let duration: Double?
     public let width: Int
     public let height: Int
+    /// The track's average frame rate, when the container gives one.
+    public let frameRate: FrameRate?
     /// The parameter sets of the frames read so far (from the container's avcC, or the first
     /// ones in the stream).
     public private(set) var format: FormatDescription?
@@ -53,6 +55,9 @@ public final class AssetReader {
         timeBase = stream.pointee.time_base
         containerName = String(cString: context.pointee.iformat.pointee.name)
         duration = context.pointee.duration > 0 ? Double(context.pointee.duration) / Double(AV_TIME_BASE) : nil
+        let average = stream.pointee.avg_frame_rate
+        frameRate = average.num > 0 && average.den > 0
+            ? FrameRate(numerator: Int(average.num), denominator: Int(average.den)) : nil
         let parameters = stream.pointee.codecpar.pointee
         width = Int(parameters.width)
         height = Int(parameters.height)

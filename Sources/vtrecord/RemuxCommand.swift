@@ -41,48 +41,103 @@ struct Remux: ParsableCommand {
         if rawInput && timestamps == nil && fps == nil && kind == .h264 {
             throw UsageError("\(input) and \(output) are both raw H.264: there is nothing to remux")
         }
-        var frames: [EncodedFrame] = []
-        var formats: [FormatDescription] = []
-        var rate: FrameRate
         if rawInput {
-            (frames, formats, rate) = try readRaw()
+            // Mapped, not read: a raw stream of hours stays on disk.
+            let data: Data
+            do {
+                data = try Data(contentsOf: URL(fileURLWithPath: input), options: .alwaysMapped)
+            } catch {
+                throw ReadError(path: input, reason: "cannot read it: \(error.localizedDescription)")
+            }
+            try data.withUnsafeBytes { bytes in try remuxRaw(bytes, to: kind) }
         } else {
             let reader = try AssetReader(path: input)
-            while let frame = try reader.nextFrame() {
-                guard let format = reader.format else { break }
-                frames.append(frame)
-                formats.append(format)
+            try copy(to: kind, rate: fps?.rate ?? reader.frameRate ?? FrameRate(numerator: 30, denominator: 1)!) {
+                () throws(ReadError) -> (EncodedFrame, FormatDescription)? in
+                guard let frame = try reader.nextFrame(), let format = reader.format else { return nil }
+                return (frame, format)
             }
-            rate = fps?.rate ?? Self.rate(of: frames) ?? FrameRate(numerator: 30, denominator: 1)!
-            // Matroska keeps no decode times, and libavformat then repeats the presentation
-            // time: decode times are made again the same way for every input.
-            let sps = formats.first?.sequenceParameterSets.first.flatMap { try? SequenceParameterSet(nalUnit: $0) }
-            var decodeTimes = DecodeTimes(delay: sps.map(AccessUnitReader.reorderDepth) ?? 2,
-                                          frameDuration: rate.frameDuration)
-            for time in frames.map(\.pts).sorted() { decodeTimes.arrived(time) }
-            for index in frames.indices { frames[index].dts = decodeTimes.next() }
         }
-        guard !frames.isEmpty else { throw ReadError(path: input, reason: "holds no complete frame") }
+    }
+
+    /// A raw stream's access units with times: the --timestamps file's, or n ÷ rate, given to
+    /// the pictures in display order.
+    private func remuxRaw(_ bytes: UnsafeRawBufferPointer, to kind: Container) throws {
+        var reader = AccessUnitReader(annexB: bytes)
+        // The SPS comes with the first picture: read it before choosing the rate.
+        var first: AccessUnitReader.Unit?
+        do {
+            first = try reader.nextUnit()
+        } catch {
+            throw ReadError(path: input, reason: "damaged H.264 stream: \(error)")
+        }
+        let rate = fps?.rate ?? reader.vuiFrameRate ?? FrameRate(numerator: 30, denominator: 1)!
+        let times = try timestamps.map(Self.readTimestamps)
+        var read = 0
+        try copy(to: kind, rate: rate) { () throws(ReadError) -> (EncodedFrame, FormatDescription)? in
+            let unit: AccessUnitReader.Unit?
+            if let pending = first {
+                unit = pending
+                first = nil
+            } else {
+                do {
+                    unit = try reader.nextUnit()
+                } catch {
+                    throw ReadError(path: input, reason: "damaged H.264 stream after \(read) frames: \(error)")
+                }
+            }
+            guard let unit else { return nil }
+            read += 1
+            let pts: MediaTime
+            if let times {
+                guard unit.displayIndex < times.count else {
+                    throw ReadError(path: timestamps ?? "", reason: "has \(times.count) times, fewer than the frames of \(input)")
+                }
+                pts = times[unit.displayIndex]
+            } else {
+                pts = MediaTime(value: Int64(unit.displayIndex * rate.denominator), timescale: Int32(rate.numerator))
+            }
+            return (EncodedFrame(data: unit.data, pts: pts, dts: pts, isKeyFrame: unit.isKeyFrame,
+                                 token: FrameToken(UInt64(unit.displayIndex))), unit.format)
+        }
+    }
+
+    /// Writes every frame `next` gives, in decode order, to the output. Decode times are made
+    /// again from the presentation times and the stream's reorder depth, the same way for every
+    /// input (Matroska keeps none; a raw stream has none).
+    private func copy(to kind: Container, rate: FrameRate,
+                      next: () throws(ReadError) -> (EncodedFrame, FormatDescription)?) throws {
         let settings = AssetWriter.Settings(
             container: kind, overwrite: overwrite, frameRate: rate, sourceTimes: true,
             fragmentDuration: fragmentDuration?.seconds ?? 1, keepFragmented: mp4Fragmented,
             metadata: ContainerMetadata(encoder: "vtrecord \(VTRecord.version)", source: input))
+        guard var item = try next() else { throw ReadError(path: input, reason: "holds no complete frame") }
         let writer = try AssetWriter.open(path: output, settings: settings)
-        let log = try (!rawInput && kind == .h264 ? timestamps : nil).map { path throws(OutputError) in
+        let log = try (kind == .h264 && !(try Self.isRawStream(input)) ? timestamps : nil).map { path throws(OutputError) in
             try TimestampLog(path: path, overwrite: overwrite)
         }
         do {
+            let sps = item.1.sequenceParameterSets.first.flatMap { try? SequenceParameterSet(nalUnit: $0) }
+            var decodeTimes = DecodeTimes(delay: sps.map(AccessUnitReader.reorderDepth) ?? 2, frameDuration: rate.frameDuration)
+            let start = item.0.pts
+            var shown: [MediaTime] = []
             var current: FormatDescription?
-            for (frame, format) in zip(frames, formats) {
+            while true {
+                var (frame, format) = item
+                decodeTimes.arrived(frame.pts)
+                frame.dts = decodeTimes.next()
                 if format != current {
                     try writer.writeHeader(format)
                     current = format
                 }
                 try writer.write(frame)
+                if log != nil { shown.append(frame.pts + MediaTime(value: -start.value, timescale: start.timescale)) }
+                guard let following = try next() else { break }
+                item = following
             }
             if let log {
                 // The log lists presentation times in display order.
-                for pts in frames.map(\.pts).sorted() { try log.record(pts + MediaTime(value: -frames[0].pts.value, timescale: frames[0].pts.timescale)) }
+                for time in shown.sorted() { try log.record(time) }
                 try log.close()
             }
             try writer.finish(keepEmpty: false)
@@ -90,41 +145,6 @@ struct Remux: ParsableCommand {
             writer.abandon()
             throw error
         }
-    }
-
-    /// A raw stream's access units with times: the --timestamps file's, or n ÷ rate, given to
-    /// the pictures in display order; decode times follow from the stream's reorder depth.
-    private func readRaw() throws -> ([EncodedFrame], [FormatDescription], FrameRate) {
-        let bytes: [UInt8]
-        do {
-            bytes = Array(try Data(contentsOf: URL(fileURLWithPath: input)))
-        } catch {
-            throw ReadError(path: input, reason: "cannot read it: \(error.localizedDescription)")
-        }
-        var reader = AccessUnitReader(annexB: bytes)
-        var units: [AccessUnitReader.Unit] = []
-        do {
-            while let unit = try reader.nextUnit() { units.append(unit) }
-        } catch {
-            throw ReadError(path: input, reason: "damaged H.264 stream: \(error)")
-        }
-        let rate = fps?.rate ?? reader.vuiFrameRate ?? FrameRate(numerator: 30, denominator: 1)!
-        let times: [MediaTime]
-        if let timestamps {
-            times = try Self.readTimestamps(timestamps)
-            guard times.count >= units.count else {
-                throw UsageError("\(timestamps) has \(times.count) times for the \(units.count) frames of \(input)")
-            }
-        } else {
-            times = (0..<units.count).map { MediaTime(value: Int64($0 * rate.denominator), timescale: Int32(rate.numerator)) }
-        }
-        var decodeTimes = DecodeTimes(delay: reader.declaredReorderDepth ?? 2, frameDuration: rate.frameDuration)
-        for time in times.prefix(units.count) { decodeTimes.arrived(time) }
-        let frames = units.map { unit in
-            EncodedFrame(data: unit.data, pts: times[unit.displayIndex], dts: decodeTimes.next(),
-                         isKeyFrame: unit.isKeyFrame, token: FrameToken(UInt64(unit.displayIndex)))
-        }
-        return (frames, units.map(\.format), rate)
     }
 
     /// Times in milliseconds, one per line, after a "# timestamp format v2" header.
@@ -152,14 +172,5 @@ struct Remux: ParsableCommand {
         }
         defer { try? handle.close() }
         return AnnexB.startsWithStartCode(Array((try? handle.read(upToCount: 4)) ?? Data()))
-    }
-
-    /// The nominal rate of frames with times: the most common interval between presentation times.
-    static func rate(of frames: [EncodedFrame]) -> FrameRate? {
-        let times = frames.map(\.pts.seconds).sorted()
-        let gaps = zip(times, times.dropFirst()).map { $1 - $0 }.filter { $0 > 0 }
-        guard !gaps.isEmpty else { return nil }
-        let median = gaps.sorted()[gaps.count / 2]
-        return FrameRate(parsing: String(format: "%.3f", 1 / median))
     }
 }

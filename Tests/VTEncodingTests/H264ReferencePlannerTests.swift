@@ -123,6 +123,20 @@ import VTCore
             #expect(dts[position] <= arrivals[display], "picture \(display): dts \(dts[position]) > pts \(arrivals[display])")
         }
         #expect(zip(dts, dts.dropFirst()).allSatisfy { $0 < $1 })
+        // The same pictures arriving in decode order (read back from a file), with a B-pyramid's
+        // depth: the same decode times as when they arrive in display order.
+        let pyramid = [0, 3, 1, 2, 4]
+        let shown = pyramid.map { MediaTime(value: Int64($0), timescale: 30) }
+        var inDisplayOrder = DecodeTimes(delay: 2, frameDuration: MediaTime(value: 1, timescale: 30))
+        for time in shown.sorted() { inDisplayOrder.arrived(time) }
+        let expected = pyramid.map { _ in inDisplayOrder.next() }
+        var inDecodeOrder = DecodeTimes(delay: 2, frameDuration: MediaTime(value: 1, timescale: 30))
+        let streamed = shown.map { time -> MediaTime in
+            inDecodeOrder.arrived(time)
+            return inDecodeOrder.next()
+        }
+        #expect(streamed == expected)
+        #expect(zip(streamed, shown).allSatisfy { $0 <= $1 })
         var plain = DecodeTimes(delay: 0, frameDuration: MediaTime(value: 1, timescale: 30))
         for time in arrivals { plain.arrived(time) }
         #expect(arrivals.map { _ in plain.next() } == arrivals)
