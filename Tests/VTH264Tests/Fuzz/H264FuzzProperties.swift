@@ -141,6 +141,27 @@ public enum H264FuzzProperties {
         return nil
     }
 
+    /// The access units `remux` reads from a raw stream: each is valid AVCC, and the display
+    /// positions given are each used once, from 0 up.
+    public static func accessUnits(_ input: [UInt8]) -> String? {
+        var positions: [Int] = []
+        let failure: String? = input.withUnsafeBytes { bytes in
+            var reader = AccessUnitReader(annexB: bytes)
+            while true {
+                guard let unit = try? reader.nextUnit() else { return nil }
+                if (try? AVCC.nalUnitRanges(in: unit.data, lengthSize: 4)) == nil {
+                    return "access unit \(positions.count) is not valid AVCC"
+                }
+                positions.append(unit.displayIndex)
+            }
+        }
+        if let failure { return failure }
+        guard positions.sorted() == Array(0..<positions.count) else {
+            return "display positions \(positions.prefix(16)) are not each of 0..<\(positions.count) once"
+        }
+        return nil
+    }
+
     /// Ranges must be non-empty, in order, apart and inside the input.
     public static func checkRanges(_ ranges: [Range<Int>], in input: [UInt8]) -> String? {
         var end = 0

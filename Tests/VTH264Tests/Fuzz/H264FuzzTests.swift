@@ -72,6 +72,12 @@ import VTTestSupport
         expectNoFindings(campaign.run(H264FuzzProperties.inspect))
     }
 
+    @Test func rawStreamAccessUnits() throws {
+        let streams = try corpus()
+        var campaign = FuzzCampaign(target: "access-units", corpus: streams.annexB, tokens: Self.tokens, iterations: 4000)
+        expectNoFindings(campaign.run(H264FuzzProperties.accessUnits))
+    }
+
     /// The properties must be able to fail: empty, overlapping or overlong ranges, and a
     /// parameter set that changes when written back, are caught.
     @Test func propertiesCatchBrokenReaders() {
