@@ -54,6 +54,7 @@ let package = Package(
                           path: "Targets/FuzzAVCDecoderConfiguration"),
         .executableTarget(name: "FuzzInspect", dependencies: ["H264FuzzProperties"], path: "Targets/FuzzInspect"),
         .executableTarget(name: "FuzzAccessUnits", dependencies: ["H264FuzzProperties"], path: "Targets/FuzzAccessUnits"),
+        .executableTarget(name: "FuzzContainers", dependencies: ["VTOutput", "VTH264", "VTCore"], path: "Targets/FuzzContainers"),
         .executableTarget(name: "FuzzY4M", dependencies: ["VTCapture", "VTCore"], path: "Targets/FuzzY4M"),
         .executableTarget(name: "FuzzPreset", dependencies: ["vtrecord", "VTCore"], path: "Targets/FuzzPreset"),
     ],

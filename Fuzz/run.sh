@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 seconds="${FUZZ_SECONDS:-120}"
 bin="${FUZZ_BIN:-.build-fuzz/release}"
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(FuzzAnnexB FuzzAVCC FuzzSPS FuzzPPS FuzzAVCDecoderConfiguration FuzzInspect FuzzAccessUnits FuzzY4M FuzzPreset)
+[ ${#targets[@]} -eq 0 ] && targets=(FuzzAnnexB FuzzAVCC FuzzSPS FuzzPPS FuzzAVCDecoderConfiguration FuzzInspect FuzzAccessUnits FuzzContainers FuzzY4M FuzzPreset)
 
 mkdir -p Fuzz/artifacts Fuzz/logs
 # Swift's crash backtracer reads the dying process's memory in ways AddressSanitizer reports

@@ -15,8 +15,10 @@ import VTH264
 /// regular file only). MPEG-TS: access units in Annex B with SPS/PPS before each keyframe;
 /// the muxer puts PAT/PMT before keyframes and carries PCR; each packet is written at once.
 ///
-/// Presentation times start at 0 in each file (Matroska) or decode times do (MPEG-TS, whose
-/// timestamps cannot go below 0).
+/// Presentation times start at 0 in each file. With B-frames the first decode times are then
+/// below 0: Matroska keeps no decode times, and MPEG-TS carries them modulo 2^33, as its
+/// 33-bit clock wraps anyway (libavformat would otherwise shift the whole file by the B-frame
+/// lead).
 public final class MuxerWriter: MediaOutput {
     public enum Kind: Sendable {
         case matroska
@@ -193,6 +195,7 @@ public final class MuxerWriter: MediaOutput {
         context.pointee.pb = io
         context.pointee.flags |= AVFMT_FLAG_CUSTOM_IO | AVFMT_FLAG_FLUSH_PACKETS
         context.pointee.flush_packets = 1
+        if kind == .mpegTS { context.pointee.avoid_negative_ts = AVFMT_AVOID_NEG_TS_DISABLED }
 
         guard let stream = avformat_new_stream(context, nil) else {
             throw .muxer(path: file.path, reason: "cannot add a video stream")
@@ -244,7 +247,7 @@ public final class MuxerWriter: MediaOutput {
         try check(avformat_write_header(context, &settings), "write the \(kind.muxerName) header")
         packet = av_packet_alloc()
         guard packet != nil else { throw .muxer(path: file.path, reason: "out of memory") }
-        base = kind == .matroska ? frame.pts : frame.dts
+        base = frame.pts
     }
 
     /// Turns a libavformat status into the error of the write it failed in.

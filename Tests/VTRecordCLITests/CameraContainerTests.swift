@@ -48,9 +48,7 @@ extension CameraRecordingTests {
                 #expect(try MP4OutputTests.topLevelBoxes(file) == ["ftyp", "mdat", "moov"])
             }
             let (format, _) = try MP4OutputTests.probe(file)
-            // A transport stream starts at its first decode time: the B-frame lead before 0.
-            let start = MP4OutputTests.seconds(format["start_time"])
-            #expect(c.container == "ts" ? start >= 0 && start <= 3.0 / 30 : start == 0, "\(format)")
+            #expect(MP4OutputTests.seconds(format["start_time"]) == 0, "\(format)")
             #expect(abs(MP4OutputTests.seconds(format["duration"]) - 2) <= 1.0 / 30, "\(format)")
             if let va { #expect(try va.report().violations.isEmpty) }
         }
