@@ -23,6 +23,7 @@ public struct AccessUnitReader {
     private var pictureParameterSets: [Int: [UInt8]] = [:]
     private var parsedSPS: [Int: SequenceParameterSet] = [:]
     private var ppsToSPS: [Int: Int] = [:]
+    /// The description of the parameter sets seen so far; nil when one changed since it was made.
     private var format: FormatDescription?
     /// Pictures of the current IDR period, waiting for the period to end to be ranked.
     private var period: [(unit: Unit, order: Int)] = []
@@ -90,10 +91,12 @@ public struct AccessUnitReader {
                 let sps = try SequenceParameterSet(nalUnit: Array(bytes[range]))
                 sequenceParameterSets[sps.seqParameterSetId] = Array(bytes[range])
                 parsedSPS[sps.seqParameterSetId] = sps
+                format = nil
             case .pps:
                 let pps = try PictureParameterSet(nalUnit: Array(bytes[range]))
                 pictureParameterSets[pps.picParameterSetId] = Array(bytes[range])
                 ppsToSPS[pps.picParameterSetId] = pps.seqParameterSetId
+                format = nil
             case .accessUnitDelimiter:
                 break
             default:
@@ -102,8 +105,16 @@ public struct AccessUnitReader {
         }
         guard let header else { return false }
         if header.idr { flushPeriod() }
-        let current = try FormatDescription(h264ParameterSets: sequenceParameterSets.keys.sorted().compactMap { sequenceParameterSets[$0] }
-            + pictureParameterSets.keys.sorted().compactMap { pictureParameterSets[$0] })
+        // Made again only when a parameter set came (before every keyframe), not per picture.
+        let current: FormatDescription
+        if let format {
+            current = format
+        } else {
+            current = try FormatDescription(
+                h264ParameterSets: sequenceParameterSets.keys.sorted().compactMap { sequenceParameterSets[$0] }
+                    + pictureParameterSets.keys.sorted().compactMap { pictureParameterSets[$0] })
+            format = current
+        }
         period.append((Unit(data: data, isKeyFrame: header.idr, displayIndex: 0, format: current), header.order))
         decodeCount += 1
         return true

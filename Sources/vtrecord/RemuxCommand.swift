@@ -52,7 +52,8 @@ struct Remux: ParsableCommand {
             try data.withUnsafeBytes { bytes in try remuxRaw(bytes, to: kind) }
         } else {
             let reader = try AssetReader(path: input)
-            try copy(to: kind, rate: fps?.rate ?? reader.frameRate ?? FrameRate(numerator: 30, denominator: 1)!) {
+            try copy(to: kind, rate: fps?.rate ?? reader.frameRate ?? FrameRate(numerator: 30, denominator: 1)!,
+                     logTimes: kind == .h264) {
                 () throws(ReadError) -> (EncodedFrame, FormatDescription)? in
                 guard let frame = try reader.nextFrame(), let format = reader.format else { return nil }
                 return (frame, format)
@@ -74,7 +75,7 @@ struct Remux: ParsableCommand {
         let rate = fps?.rate ?? reader.vuiFrameRate ?? FrameRate(numerator: 30, denominator: 1)!
         let times = try timestamps.map(Self.readTimestamps)
         var read = 0
-        try copy(to: kind, rate: rate) { () throws(ReadError) -> (EncodedFrame, FormatDescription)? in
+        try copy(to: kind, rate: rate, logTimes: false) { () throws(ReadError) -> (EncodedFrame, FormatDescription)? in
             let unit: AccessUnitReader.Unit?
             if let pending = first {
                 unit = pending
@@ -105,7 +106,9 @@ struct Remux: ParsableCommand {
     /// Writes every frame `next` gives, in decode order, to the output. Decode times are made
     /// again from the presentation times and the stream's reorder depth, the same way for every
     /// input (Matroska keeps none; a raw stream has none).
-    private func copy(to kind: Container, rate: FrameRate,
+    /// `logTimes`: write the presentation times to --timestamps (a container read into a raw
+    /// stream).
+    private func copy(to kind: Container, rate: FrameRate, logTimes: Bool,
                       next: () throws(ReadError) -> (EncodedFrame, FormatDescription)?) throws {
         let settings = AssetWriter.Settings(
             container: kind, overwrite: overwrite, frameRate: rate, sourceTimes: true,
@@ -113,7 +116,7 @@ struct Remux: ParsableCommand {
             metadata: ContainerMetadata(encoder: "vtrecord \(VTRecord.version)", source: input))
         guard var item = try next() else { throw ReadError(path: input, reason: "holds no complete frame") }
         let writer = try AssetWriter.open(path: output, settings: settings)
-        let log = try (kind == .h264 && !(try Self.isRawStream(input)) ? timestamps : nil).map { path throws(OutputError) in
+        let log = try (logTimes ? timestamps : nil).map { path throws(OutputError) in
             try TimestampLog(path: path, overwrite: overwrite)
         }
         do {
