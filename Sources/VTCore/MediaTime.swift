@@ -29,6 +29,16 @@ public struct MediaTime: Hashable, Comparable, Sendable, CustomStringConvertible
         return MediaTime(value: Int64(rounded), timescale: newScale)
     }
 
+    /// `self − origin` in ticks of `newScale`, rounded once to the nearest: a time carried into
+    /// a finer timescale and back comes home to its own tick.
+    public func ticks(since origin: MediaTime, timescale newScale: Int32) -> Int64 {
+        let numerator = (Int128(value) * Int128(origin.timescale) - Int128(origin.value) * Int128(timescale))
+            * Int128(newScale)
+        let denominator = Int128(timescale) * Int128(origin.timescale)
+        let half = denominator / 2
+        return Int64(numerator >= 0 ? (numerator + half) / denominator : (numerator - half) / denominator)
+    }
+
     public static func < (lhs: MediaTime, rhs: MediaTime) -> Bool {
         Int128(lhs.value) * Int128(rhs.timescale) < Int128(rhs.value) * Int128(lhs.timescale)
     }

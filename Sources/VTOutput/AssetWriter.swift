@@ -41,10 +41,14 @@ public enum AssetWriter {
                                                 fragmentDuration: settings.fragmentDuration,
                                                 keepFragmented: settings.keepFragmented,
                                                 metadata: settings.metadata))
-        case .mkv, .ts:
-            return try MuxerWriter(path: path, overwrite: settings.overwrite, kind: settings.container == .mkv ? .matroska : .mpegTS,
-                                   options: .init(frameRate: settings.frameRate, fragmentDuration: settings.fragmentDuration,
-                                                  metadata: settings.metadata))
+        case .mkv:
+            return try MatroskaWriter(path: path, overwrite: settings.overwrite,
+                                      options: .init(frameRate: settings.frameRate,
+                                                     fragmentDuration: settings.fragmentDuration,
+                                                     metadata: settings.metadata))
+        case .ts:
+            return try TransportStreamWriter(path: path, overwrite: settings.overwrite,
+                                             options: .init(frameRate: settings.frameRate, metadata: settings.metadata))
         }
     }
 }

@@ -86,7 +86,7 @@ struct OutputOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("What to write: h264 (a raw H.264 stream), mp4, mkv (Matroska) or ts (MPEG transport stream). Default: chosen by the -o extension (.h264 or .264, .mp4 or .m4v, .mkv, .ts); raw H.264 for standard output and names without one of these.", valueName: "kind"))
     var container: Container?
 
-    @Option(name: .long, help: ArgumentHelp("MP4 and Matroska: the longest fragment (cluster) while recording, so the most a crash or power cut can lose (default 1s); every keyframe starts one too.", valueName: "time"))
+    @Option(name: .long, help: ArgumentHelp("MP4 and Matroska: the longest fragment (cluster) while recording, so the most a crash or power cut can lose (default 1s); every keyframe starts one too, and a Matroska cluster ends before it spans 327 ms.", valueName: "time"))
     var fragmentDuration: DurationArgument?
 
     @Flag(name: .long, inversion: .prefixedNo, help: "MP4: leave the file fragmented at the end (for streaming and browsers' Media Source Extensions) instead of finalizing it in place into a regular MP4 (--no-mp4-fragmented undoes a preset's).")

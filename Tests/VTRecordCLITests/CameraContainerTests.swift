@@ -67,35 +67,41 @@ extension CameraRecordingTests {
         }
 
         /// A camera slowing from 30 to 15 fps part-way, and one whose frames come up to 8 ms
-        /// late: the MP4's frame times are the capture times the `--timestamps` log gives, to
-        /// within one 90 kHz tick, and the file lasts as long as the capture did.
+        /// late: the MP4's and the Matroska file's frame times are the capture times the
+        /// `--timestamps` log gives, to within one 90 kHz tick (MP4) or half of Matroska's 10 µs
+        /// unit, and each file lasts as long as the capture did.
         @Test(arguments: [Timing(name: "30 then 15 fps", knobs: [.rateChange(frame: 40, framesPerSecond: 15)]),
                           Timing(name: "jitter 8 ms", knobs: [.jitter(microseconds: 8000)])])
-        func mp4CarriesTheCapturedTimes(_ timing: Timing) throws {
+        func containersCarryTheCapturedTimes(_ timing: Timing) throws {
             let camera = try FakeCamera(knobs: timing.knobs)
-            let log = camera.file("times.txt")
-            let r = try Tools.run(Tools.vtrecord,
-                                  ["--device", camera.path, "--format", "yuyv", "--size", "320x240", "--fps", "30",
-                                   "--frames", "70", "--speed", "ultrafast", "--bframes", "2", "--quiet",
-                                   "--timestamps", log, "-o", camera.file("v.mp4"), "--json-summary", camera.file("s.json")],
-                                  environment: try camera.environment())
-            #expect(r.status == 0, "\(r.stderr)")
-            let logged = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
-                .filter { !$0.hasPrefix("#") }.compactMap { Double($0) }.map { $0 / 1000 }
-            #expect(logged.count == 70)
-            let times = try Self.frameTimes(camera.file("v.mp4"))
-            #expect(times.count == 70)
-            for (index, (file, captured)) in zip(times, logged).enumerated() {
-                #expect(abs(file - captured) <= 1.0 / 90_000 + 1e-6, "frame \(index): \(file) s in the file, captured at \(captured) s")
-            }
-            let json = try SegmentTests.json(camera.file("s.json"))
-            #expect(json["frames_duplicated"] as? Int == 0)
-            // The file lasts from the first capture to one frame interval after the last.
-            let (format, _) = try MP4OutputTests.probe(camera.file("v.mp4"))
-            let span = (logged.last ?? 0) - (logged.first ?? 0) + 1.0 / 30
-            #expect(abs(MP4OutputTests.seconds(format["duration"]) - span) <= 1.0 / 90_000 + 1e-3, "\(format), span \(span)")
-            if timing.name.hasPrefix("30 then 15") {
-                #expect(span > 3, "a camera slowing to 15 fps takes longer than 70 frames at 30 fps: \(span) s")
+            for (container, tick) in [("mp4", 1.0 / 90_000), ("mkv", 0.000_005)] {
+                let log = camera.file("times-\(container).txt")
+                let file = camera.file("v.\(container)")
+                let r = try Tools.run(Tools.vtrecord,
+                                      ["--device", camera.path, "--format", "yuyv", "--size", "320x240", "--fps", "30",
+                                       "--frames", "70", "--speed", "ultrafast", "--bframes", "2", "--quiet",
+                                       "--timestamps", log, "-o", file, "--json-summary", camera.file("s.json")],
+                                      environment: try camera.environment())
+                #expect(r.status == 0, "\(r.stderr)")
+                let logged = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+                    .filter { !$0.hasPrefix("#") }.compactMap { Double($0) }.map { $0 / 1000 }
+                #expect(logged.count == 70)
+                let times = try Self.frameTimes(file)
+                #expect(times.count == 70)
+                for (index, (inFile, captured)) in zip(times, logged).enumerated() {
+                    #expect(abs(inFile - captured) <= tick + 1e-6,
+                            "\(container) frame \(index): \(inFile) s in the file, captured at \(captured) s")
+                }
+                let json = try SegmentTests.json(camera.file("s.json"))
+                #expect(json["frames_duplicated"] as? Int == 0)
+                // The file lasts from the first capture to one frame interval after the last.
+                let (format, _) = try MP4OutputTests.probe(file)
+                let span = (logged.last ?? 0) - (logged.first ?? 0) + 1.0 / 30
+                #expect(abs(MP4OutputTests.seconds(format["duration"]) - span) <= tick + 1e-3,
+                        "\(container): \(format), span \(span)")
+                if timing.name.hasPrefix("30 then 15") {
+                    #expect(span > 3, "a camera slowing to 15 fps takes longer than 70 frames at 30 fps: \(span) s")
+                }
             }
         }
     }

@@ -61,11 +61,7 @@ public final class MP4Writer: MediaOutput {
 
     private let options: Options
     private var metadata: ContainerMetadata
-    private var format: FormatDescription?
-    private var avcC: [UInt8] = []
-    /// Parameter sets that changed after the first `moov` was written: carried in-band by the
-    /// next keyframes (a fragmented track cannot take a new sample description).
-    private var inBandParameterSets: [UInt8] = []
+    private var parameterSets = TrackParameterSets()
     /// The track as written so far (fragments already in the file).
     private var track: MP4Track?
     /// Where the fragmented `moov` starts; nil until the first fragment is written.
@@ -94,10 +90,8 @@ public final class MP4Writer: MediaOutput {
         metadata = options.metadata
         file = try OutputFile(path: path, overwrite: overwrite)
         file.unitName = "fragment"
-        fragmentTicks = max(1, Int64((options.fragmentDuration * Double(options.timescale)).rounded()))
-        frameTicks = max(1, MediaTime(value: Int64(options.frameRate.denominator),
-                                      timescale: Int32(options.frameRate.numerator))
-            .converted(to: options.timescale).value)
+        fragmentTicks = max(1, MediaTime(seconds: options.fragmentDuration, timescale: options.timescale).value)
+        frameTicks = max(1, options.frameRate.frameDuration.ticks(since: .zero, timescale: options.timescale))
     }
 
     public var path: String { file.path }
@@ -109,24 +103,12 @@ public final class MP4Writer: MediaOutput {
     public var canFinalize: Bool { file.isRegularFile && file.path != "-" && !options.keepFragmented }
 
     public func writeHeader(_ format: FormatDescription) throws(OutputError) {
-        guard format != self.format else { return }
-        let record: [UInt8]
-        do {
-            record = try format.avcC()
-        } catch {
-            throw .invalidAccessUnit(reason: "its parameter sets cannot be stored in an MP4: \(error)")
-        }
-        if fragmentedMovieOffset != nil {
-            inBandParameterSets = AVCC.lengthPrefixed(format.sequenceParameterSets + format.pictureParameterSets,
-                                                      lengthSize: format.nalUnitLengthSize)
-        } else {
-            avcC = record
-        }
-        self.format = format
+        // A fragmented track cannot take a new sample description once a frame is taken.
+        try parameterSets.update(format, fixed: track != nil || !pending.isEmpty, container: "an MP4")
     }
 
     public func write(_ frame: EncodedFrame) throws(OutputError) {
-        guard format != nil else { preconditionFailure("a frame written before its header") }
+        guard parameterSets.format != nil else { preconditionFailure("a frame written before its header") }
         var decode = frame.dts.converted(to: options.timescale).value
         var presentation = frame.pts.converted(to: options.timescale).value
         if firstDecodeTicks == nil {
@@ -144,9 +126,9 @@ public final class MP4Writer: MediaOutput {
             try writeFragment(endingAt: decode)
         }
         var size = frame.data.count
-        if frame.isKeyFrame && !inBandParameterSets.isEmpty {
-            pendingData.append(contentsOf: inBandParameterSets)
-            size += inBandParameterSets.count
+        if frame.isKeyFrame && !parameterSets.inBand.isEmpty {
+            pendingData.append(contentsOf: parameterSets.inBand)
+            size += parameterSets.inBand.count
         }
         pendingData.append(contentsOf: frame.data)
         pending.append(PendingSample(decodeTime: decode, presentationTime: presentation, size: size,
@@ -172,7 +154,7 @@ public final class MP4Writer: MediaOutput {
     /// Writes the waiting samples as one fragment (with the file's header first, for the
     /// first); the last sample lasts until `end`, the next fragment's first decode time.
     private func writeFragment(endingAt end: Int64) throws(OutputError) {
-        guard let format, let firstPresentation = pending.first?.presentationTime else { return }
+        guard let format = parameterSets.trackFormat, let firstPresentation = pending.first?.presentationTime else { return }
         var samples: [MP4Sample] = []
         samples.reserveCapacity(pending.count)
         for (index, sample) in pending.enumerated() {
@@ -185,8 +167,8 @@ public final class MP4Writer: MediaOutput {
         var movieOffset: Int64?
         // Taken out while it grows, so its sample table is appended to in place, not copied.
         var track = self.track.take() ?? MP4Track(
-            width: format.width, height: format.height, timescale: UInt32(options.timescale), avcC: avcC,
-            sampleAspectRatio: Self.sampleAspectRatio(format), leadingTicks: firstPresentation)
+            width: format.width, height: format.height, timescale: UInt32(options.timescale), avcC: parameterSets.avcC,
+            sampleAspectRatio: parameterSets.sampleAspectRatio, leadingTicks: firstPresentation)
         defer { self.track = track }
         if fragmentedMovieOffset == nil {
             bytes = MP4Boxes.fileType()
@@ -232,10 +214,5 @@ public final class MP4Writer: MediaOutput {
         try file.overwrite(header.bytes, at: start)
         statistics.bytes = file.endOffset
         isFinalized = true
-    }
-
-    private static func sampleAspectRatio(_ format: FormatDescription) -> SampleAspectRatio? {
-        guard let sps = format.sequenceParameterSets.first else { return nil }
-        return (try? SequenceParameterSet(nalUnit: sps))?.vui?.sampleAspectRatio
     }
 }

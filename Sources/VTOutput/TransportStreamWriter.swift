@@ -1,0 +1,222 @@
+import CAVFormat
+import Foundation
+import VTCore
+import VTH264
+
+/// Writes an MPEG transport stream through FFmpeg's muxer (libavformat), which does it well.
+/// The bytes go through vtrecord's own `OutputFile` (a custom AVIOContext), so a failed write
+/// cuts a regular file back and is reported as every output error is, and standard output
+/// and pipes work as for the other kinds.
+///
+/// Access units go in as Annex B with SPS/PPS before each keyframe; the muxer puts PAT/PMT
+/// before keyframes and carries PCR; each packet is written at once, so a file cut anywhere
+/// plays to its last whole packet.
+///
+/// Presentation times start at 0 in each file. With B-frames the first decode times are then
+/// below 0: they are carried modulo 2^33, as the format's 33-bit clock wraps anyway
+/// (libavformat would otherwise shift the whole file by the B-frame lead).
+public final class TransportStreamWriter: MediaOutput {
+    public struct Options: Sendable {
+        public var frameRate: FrameRate
+        public var metadata: ContainerMetadata
+
+        public init(frameRate: FrameRate, metadata: ContainerMetadata) {
+            self.frameRate = frameRate
+            self.metadata = metadata
+        }
+    }
+
+    public let file: OutputFile
+    public private(set) var statistics = OutputStatistics()
+    private let options: Options
+    private let sink: Sink
+    private var format: FormatDescription?
+    private var context: UnsafeMutablePointer<AVFormatContext>?
+    private var stream: UnsafeMutablePointer<AVStream>?
+    private var packet: UnsafeMutablePointer<AVPacket>?
+    /// The time subtracted from every frame's, so the file starts at 0.
+    private var base: MediaTime?
+    private var framesGiven = 0
+    private var accessUnit: [UInt8] = []
+
+    /// Where libavformat's writes go: appended to the output file (the transport stream muxer
+    /// never goes back).
+    final class Sink {
+        let file: OutputFile
+        var failure: OutputError?
+
+        init(file: OutputFile) { self.file = file }
+
+        func write(_ bytes: UnsafeRawBufferPointer) throws(OutputError) {
+            try file.append(bytes)
+            file.startWriteback(ofLast: Int64(bytes.count))
+        }
+    }
+
+    /// Opens `path` ("-" for standard output); see `OutputFile` for what is refused.
+    public init(path: String, overwrite: Bool, options: Options) throws(OutputError) {
+        self.options = options
+        file = try OutputFile(path: path, overwrite: overwrite)
+        file.unitName = "packet"
+        sink = Sink(file: file)
+    }
+
+    deinit { release() }
+
+    public var paths: [String] { [file.path] }
+    public var unusedFile: String? { file.isUnused && framesGiven == 0 ? file.path : nil }
+
+    public func writeHeader(_ format: FormatDescription) throws(OutputError) {
+        guard format != self.format else { return }
+        self.format = format
+    }
+
+    public func write(_ frame: EncodedFrame) throws(OutputError) {
+        guard let format else { preconditionFailure("a frame written before its header") }
+        if context == nil { try open(format, first: frame) }
+        guard let context, let stream, let packet, let base else { return }
+        accessUnit.removeAll(keepingCapacity: true)
+        do {
+            try frame.data.withUnsafeBytes { avcc in
+                try AnnexB.appendAccessUnit(avcc: avcc, nalUnitLengthSize: format.nalUnitLengthSize,
+                                            parameterSets: frame.isKeyFrame ? format.sequenceParameterSets
+                                                + format.pictureParameterSets : [],
+                                            to: &accessUnit)
+            }
+        } catch {
+            throw .invalidAccessUnit(reason: "\(error)")
+        }
+        // The muxer's clock is 90 kHz (time base 1/90000).
+        let timescale = stream.pointee.time_base.den
+        let status = accessUnit.withUnsafeMutableBufferPointer { bytes -> Int32 in
+            packet.pointee.data = bytes.baseAddress
+            packet.pointee.size = Int32(bytes.count)
+            packet.pointee.stream_index = stream.pointee.index
+            packet.pointee.pts = frame.pts.ticks(since: base, timescale: timescale)
+            packet.pointee.dts = frame.dts.ticks(since: base, timescale: timescale)
+            packet.pointee.duration = options.frameRate.frameDuration.ticks(since: .zero, timescale: timescale)
+            packet.pointee.flags = frame.isKeyFrame ? AV_PKT_FLAG_KEY : 0
+            // Not reference-counted: av_write_frame writes it before returning.
+            let status = av_write_frame(context, packet)
+            packet.pointee.data = nil
+            packet.pointee.size = 0
+            return status
+        }
+        framesGiven += 1
+        try check(status, "write a frame")
+        statistics.frames += 1
+        if frame.isKeyFrame { statistics.keyFrames += 1 }
+        statistics.bytes = file.endOffset
+    }
+
+    public func finish(keepEmpty: Bool) throws(OutputError) {
+        if !keepEmpty && unusedFile != nil {
+            release()
+            if file.removeIfUnused() { return }
+        }
+        if let context {
+            try check(av_write_trailer(context), "finish the file")
+        }
+        release()
+        statistics.bytes = file.endOffset
+        try file.close()
+    }
+
+    public func abandon() {
+        // What the muxer still holds goes out if the medium takes it.
+        if let io = context?.pointee.pb { avio_flush(io) }
+        release()
+        if !file.removeIfUnused() { try? file.close() }
+    }
+
+    /// Sets up the muxer for the stream `format` describes and writes the file's header.
+    private func open(_ format: FormatDescription, first frame: EncodedFrame) throws(OutputError) {
+        // Whatever fails is reported once, as an OutputError; libavformat's own log stays quiet.
+        av_log_set_level(AV_LOG_QUIET)
+        var made: UnsafeMutablePointer<AVFormatContext>?
+        try check(avformat_alloc_output_context2(&made, nil, "mpegts", nil), "set up the mpegts muxer")
+        guard let context = made else { throw .muxer(path: file.path, reason: "no mpegts muxer") }
+        self.context = context
+        // 188-byte TS packets fill the buffer exactly, so a write never ends inside one.
+        let bufferSize: Int32 = 188 * 174
+        guard let buffer = av_malloc(Int(bufferSize))?.assumingMemoryBound(to: UInt8.self) else {
+            throw .muxer(path: file.path, reason: "out of memory")
+        }
+        let opaque = Unmanaged.passUnretained(sink).toOpaque()
+        guard let io = avio_alloc_context(buffer, bufferSize, 1, opaque, nil, Self.writePacket, nil) else {
+            av_free(buffer)
+            throw .muxer(path: file.path, reason: "out of memory")
+        }
+        io.pointee.seekable = 0
+        context.pointee.pb = io
+        context.pointee.flags |= AVFMT_FLAG_CUSTOM_IO | AVFMT_FLAG_FLUSH_PACKETS
+        context.pointee.flush_packets = 1
+        context.pointee.avoid_negative_ts = AVFMT_AVOID_NEG_TS_DISABLED
+
+        guard let stream = avformat_new_stream(context, nil) else {
+            throw .muxer(path: file.path, reason: "cannot add a video stream")
+        }
+        self.stream = stream
+        let parameters = stream.pointee.codecpar!
+        parameters.pointee.codec_type = AVMEDIA_TYPE_VIDEO
+        parameters.pointee.codec_id = AV_CODEC_ID_H264
+        parameters.pointee.width = Int32(format.width)
+        parameters.pointee.height = Int32(format.height)
+        let rate = options.frameRate
+        stream.pointee.time_base = AVRational(num: 1, den: 90_000)
+        stream.pointee.avg_frame_rate = AVRational(num: Int32(rate.numerator), den: Int32(rate.denominator))
+
+        let metadata = options.metadata
+        var tags: [(String, String)] = [("service_provider", metadata.encoder)]
+        if let source = metadata.source { tags.append(("service_name", source)) }
+        let created = metadata.creationTime ?? Date()
+        tags.append(("creation_time", Self.iso8601(created)))
+        for (key, value) in tags { av_dict_set(&context.pointee.metadata, key, value, 0) }
+
+        try check(avformat_write_header(context, nil), "write the mpegts header")
+        packet = av_packet_alloc()
+        guard packet != nil else { throw .muxer(path: file.path, reason: "out of memory") }
+        base = frame.pts
+    }
+
+    /// Turns a libavformat status into the error of the write it failed in.
+    private func check(_ status: Int32, _ what: String) throws(OutputError) {
+        guard status < 0 else { return }
+        if let failure = sink.failure { throw failure }
+        throw .muxer(path: file.path, reason: "cannot \(what): \(libavErrorText(status))")
+    }
+
+    private func release() {
+        if let context {
+            if let io = context.pointee.pb {
+                av_free(io.pointee.buffer)
+                var pointer: UnsafeMutablePointer<AVIOContext>? = io
+                avio_context_free(&pointer)
+                context.pointee.pb = nil
+            }
+            avformat_free_context(context)
+            self.context = nil
+        }
+        if packet != nil { av_packet_free(&packet) }
+        stream = nil
+    }
+
+    private static func iso8601(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
+    }
+
+    private static let writePacket: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<UInt8>?, Int32) -> Int32 = {
+        opaque, buffer, size in
+        guard let opaque, let buffer, size >= 0 else { return vt_averror_eio() }
+        let sink = Unmanaged<Sink>.fromOpaque(opaque).takeUnretainedValue()
+        do throws(OutputError) {
+            try sink.write(UnsafeRawBufferPointer(start: buffer, count: Int(size)))
+        } catch {
+            sink.failure = error
+            return vt_averror_eio()
+        }
+        return size
+    }
+}
