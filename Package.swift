@@ -28,8 +28,8 @@ let package = Package(
                        providers: [.apt(["libturbojpeg0-dev"])]),
         // Linux calls glibc declares only under _GNU_SOURCE (sync_file_range).
         .systemLibrary(name: "CLinux"),
-        .systemLibrary(name: "CAVFormat", pkgConfig: "libavformat",
-                       providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]),
+        // FFmpeg's libavformat, loaded on first use rather than linked (see its header).
+        .target(name: "CAVFormat"),
 
         .target(name: "VTCore",
                 dependencies: [.product(name: "Logging", package: "swift-log")]),

@@ -23,7 +23,7 @@ let package = Package(
         .systemLibrary(name: "CYUV"),
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg"),
         .systemLibrary(name: "CLinux"),
-        .systemLibrary(name: "CAVFormat", pkgConfig: "libavformat"),
+        .target(name: "CAVFormat"),
         .target(name: "VTCore", dependencies: [.product(name: "Logging", package: "swift-log")]),
         .target(name: "VTH264", dependencies: ["VTCore"]),
         .target(name: "VTCapture",

@@ -29,25 +29,26 @@ public final class AssetReader {
     /// Opens `path`; a file libavformat cannot read, or one without H.264 video, is refused.
     public init(path: String) throws(ReadError) {
         self.path = path
+        if let problem = libavformatLoadFailure() { throw ReadError(path: path, reason: problem) }
         // What goes wrong is reported once, as a ReadError; libavformat's own log stays quiet.
-        av_log_set_level(AV_LOG_QUIET)
+        vt_av_log_set_level(AV_LOG_QUIET)
         var opened: UnsafeMutablePointer<AVFormatContext>?
-        let status = avformat_open_input(&opened, path, nil, nil)
+        let status = vt_avformat_open_input(&opened, path, nil, nil)
         guard status >= 0, let context = opened else { throw ReadError(path: path, status: status, doing: "open") }
         self.context = context
-        let probed = avformat_find_stream_info(context, nil)
+        let probed = vt_avformat_find_stream_info(context, nil)
         guard probed >= 0 else {
-            avformat_close_input(&self.context)
+            vt_avformat_close_input(&self.context)
             throw ReadError(path: path, status: probed, doing: "read the streams of")
         }
-        let index = av_find_best_stream(context, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
+        let index = vt_av_find_best_stream(context, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
         guard index >= 0, let stream = context.pointee.streams[Int(index)],
               stream.pointee.codecpar.pointee.codec_id == AV_CODEC_ID_H264 else {
-            avformat_close_input(&self.context)
+            vt_avformat_close_input(&self.context)
             throw ReadError(path: path, reason: "holds no H.264 video")
         }
-        guard let packet = av_packet_alloc() else {
-            avformat_close_input(&self.context)
+        guard let packet = vt_av_packet_alloc() else {
+            vt_avformat_close_input(&self.context)
             throw ReadError(path: path, reason: "out of memory")
         }
         self.packet = packet
@@ -70,18 +71,18 @@ public final class AssetReader {
 
     deinit {
         var packet: UnsafeMutablePointer<AVPacket>? = self.packet
-        av_packet_free(&packet)
-        avformat_close_input(&context)
+        vt_av_packet_free(&packet)
+        vt_avformat_close_input(&context)
     }
 
     /// The next access unit of the video track, or nil at the end of the file.
     public func nextFrame() throws(ReadError) -> EncodedFrame? {
         guard let context else { return nil }
         while true {
-            let status = av_read_frame(context, packet)
+            let status = vt_av_read_frame(context, packet)
             if status == vt_averror_eof() { return nil }
             guard status >= 0 else { throw ReadError(path: path, status: status, doing: "read") }
-            defer { av_packet_unref(packet) }
+            defer { vt_av_packet_unref(packet) }
             guard packet.pointee.stream_index == streamIndex, let data = packet.pointee.data else { continue }
             var bytes = Array(UnsafeBufferPointer(start: data, count: Int(packet.pointee.size)))
             if annexB {
@@ -129,6 +130,16 @@ public struct ReadError: ReportableError, Equatable {
 
     public var exitStatus: ExitStatus { .usage }
     public var description: String { "\(path): \(reason)" }
+}
+
+/// Loads FFmpeg's libavformat on first use (it is not linked: see CAVFormat.h); nil once it is
+/// there, else why it cannot be, as the end of a one-line message.
+func libavformatLoadFailure() -> String? {
+    var text = [CChar](repeating: 0, count: 512)
+    guard vt_av_load(&text, text.count) != 0 else { return nil }
+    let reason = text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    return "FFmpeg's libavformat is needed for this and cannot be used (\(reason)): install the "
+        + "libavformat package that provides \(String(cString: vt_av_library_name()))"
 }
 
 /// FFmpeg's text for one of its error codes.

@@ -97,7 +97,7 @@ public final class TransportStreamWriter: MediaOutput {
             packet.pointee.duration = options.frameRate.frameDuration.ticks(since: .zero, timescale: timescale)
             packet.pointee.flags = frame.isKeyFrame ? AV_PKT_FLAG_KEY : 0
             // Not reference-counted: av_write_frame writes it before returning.
-            let status = av_write_frame(context, packet)
+            let status = vt_av_write_frame(context, packet)
             packet.pointee.data = nil
             packet.pointee.size = 0
             return status
@@ -115,7 +115,7 @@ public final class TransportStreamWriter: MediaOutput {
             if file.removeIfUnused() { return }
         }
         if let context {
-            try check(av_write_trailer(context), "finish the file")
+            try check(vt_av_write_trailer(context), "finish the file")
         }
         release()
         statistics.bytes = file.endOffset
@@ -124,27 +124,28 @@ public final class TransportStreamWriter: MediaOutput {
 
     public func abandon() {
         // What the muxer still holds goes out if the medium takes it.
-        if let io = context?.pointee.pb { avio_flush(io) }
+        if let io = context?.pointee.pb { vt_avio_flush(io) }
         release()
         if !file.removeIfUnused() { try? file.close() }
     }
 
     /// Sets up the muxer for the stream `format` describes and writes the file's header.
     private func open(_ format: FormatDescription, first frame: EncodedFrame) throws(OutputError) {
+        if let problem = libavformatLoadFailure() { throw .muxer(path: file.path, reason: problem) }
         // Whatever fails is reported once, as an OutputError; libavformat's own log stays quiet.
-        av_log_set_level(AV_LOG_QUIET)
+        vt_av_log_set_level(AV_LOG_QUIET)
         var made: UnsafeMutablePointer<AVFormatContext>?
-        try check(avformat_alloc_output_context2(&made, nil, "mpegts", nil), "set up the mpegts muxer")
+        try check(vt_avformat_alloc_output_context2(&made, nil, "mpegts", nil), "set up the mpegts muxer")
         guard let context = made else { throw .muxer(path: file.path, reason: "no mpegts muxer") }
         self.context = context
         // 188-byte TS packets fill the buffer exactly, so a write never ends inside one.
         let bufferSize: Int32 = 188 * 174
-        guard let buffer = av_malloc(Int(bufferSize))?.assumingMemoryBound(to: UInt8.self) else {
+        guard let buffer = vt_av_malloc(Int(bufferSize))?.assumingMemoryBound(to: UInt8.self) else {
             throw .muxer(path: file.path, reason: "out of memory")
         }
         let opaque = Unmanaged.passUnretained(sink).toOpaque()
-        guard let io = avio_alloc_context(buffer, bufferSize, 1, opaque, nil, Self.writePacket, nil) else {
-            av_free(buffer)
+        guard let io = vt_avio_alloc_context(buffer, bufferSize, 1, opaque, nil, Self.writePacket, nil) else {
+            vt_av_free(buffer)
             throw .muxer(path: file.path, reason: "out of memory")
         }
         io.pointee.seekable = 0
@@ -153,7 +154,7 @@ public final class TransportStreamWriter: MediaOutput {
         context.pointee.flush_packets = 1
         context.pointee.avoid_negative_ts = AVFMT_AVOID_NEG_TS_DISABLED
 
-        guard let stream = avformat_new_stream(context, nil) else {
+        guard let stream = vt_avformat_new_stream(context, nil) else {
             throw .muxer(path: file.path, reason: "cannot add a video stream")
         }
         self.stream = stream
@@ -171,10 +172,10 @@ public final class TransportStreamWriter: MediaOutput {
         if let source = metadata.source { tags.append(("service_name", source)) }
         let created = metadata.creationTime ?? Date()
         tags.append(("creation_time", Self.iso8601(created)))
-        for (key, value) in tags { av_dict_set(&context.pointee.metadata, key, value, 0) }
+        for (key, value) in tags { vt_av_dict_set(&context.pointee.metadata, key, value, 0) }
 
-        try check(avformat_write_header(context, nil), "write the mpegts header")
-        packet = av_packet_alloc()
+        try check(vt_avformat_write_header(context, nil), "write the mpegts header")
+        packet = vt_av_packet_alloc()
         guard packet != nil else { throw .muxer(path: file.path, reason: "out of memory") }
         base = frame.pts
     }
@@ -189,15 +190,15 @@ public final class TransportStreamWriter: MediaOutput {
     private func release() {
         if let context {
             if let io = context.pointee.pb {
-                av_free(io.pointee.buffer)
+                vt_av_free(io.pointee.buffer)
                 var pointer: UnsafeMutablePointer<AVIOContext>? = io
-                avio_context_free(&pointer)
+                vt_avio_context_free(&pointer)
                 context.pointee.pb = nil
             }
-            avformat_free_context(context)
+            vt_avformat_free_context(context)
             self.context = nil
         }
-        if packet != nil { av_packet_free(&packet) }
+        if packet != nil { vt_av_packet_free(&packet) }
         stream = nil
     }
 

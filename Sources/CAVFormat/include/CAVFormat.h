@@ -1,0 +1,64 @@
+#ifndef VT_CAVFORMAT_H
+#define VT_CAVFORMAT_H
+
+// FFmpeg's libavformat (the MPEG-TS muxer, and the demuxers behind remux and inspect), loaded
+// on first use instead of linked: libavformat brings in more than a hundred shared libraries
+// (every codec FFmpeg is built with), and loading them cost every vtrecord run tens of
+// milliseconds before its first frame, whether it wrote a raw stream or a transport stream.
+//
+// Call vt_av_load() before any vt_ function below; each of those calls the FFmpeg function of
+// the same name without the prefix.
+#include <stddef.h>
+#include <stdint.h>
+#include <libavformat/avformat.h>
+#include <libavformat/avio.h>
+#include <libavcodec/avcodec.h>
+#include <libavutil/avutil.h>
+#include <libavutil/dict.h>
+#include <libavutil/error.h>
+#include <libavutil/mem.h>
+
+// Loads libavformat (with libavcodec and libavutil) once, thread-safely. Returns 0, or -1 with
+// what failed written to `error` (NUL-terminated, at most `size` bytes).
+int vt_av_load(char *error, size_t size);
+
+// The soname loaded, for messages: "libavformat.so.59".
+const char *vt_av_library_name(void);
+
+int vt_avformat_open_input(AVFormatContext **context, const char *url, const AVInputFormat *format,
+                           AVDictionary **options);
+int vt_avformat_find_stream_info(AVFormatContext *context, AVDictionary **options);
+int vt_av_find_best_stream(AVFormatContext *context, enum AVMediaType type, int wanted, int related,
+                           const AVCodec **decoder, int flags);
+void vt_avformat_close_input(AVFormatContext **context);
+int vt_av_read_frame(AVFormatContext *context, AVPacket *packet);
+int vt_avformat_alloc_output_context2(AVFormatContext **context, const AVOutputFormat *format,
+                                      const char *name, const char *filename);
+AVStream *vt_avformat_new_stream(AVFormatContext *context, const AVCodec *codec);
+int vt_avformat_write_header(AVFormatContext *context, AVDictionary **options);
+int vt_av_write_frame(AVFormatContext *context, AVPacket *packet);
+int vt_av_write_trailer(AVFormatContext *context);
+void vt_avformat_free_context(AVFormatContext *context);
+AVIOContext *vt_avio_alloc_context(unsigned char *buffer, int size, int writable, void *opaque,
+                                   int (*read)(void *, uint8_t *, int),
+                                   int (*write)(void *, uint8_t *, int),
+                                   int64_t (*seek)(void *, int64_t, int));
+void vt_avio_flush(AVIOContext *context);
+void vt_avio_context_free(AVIOContext **context);
+AVPacket *vt_av_packet_alloc(void);
+void vt_av_packet_free(AVPacket **packet);
+void vt_av_packet_unref(AVPacket *packet);
+void *vt_av_malloc(size_t size);
+void vt_av_free(void *pointer);
+int vt_av_dict_set(AVDictionary **dictionary, const char *key, const char *value, int flags);
+void vt_av_log_set_level(int level);
+void vt_av_strerror(int errnum, char *buffer, size_t size);
+
+// AVERROR(e) and the like are function-like macros; Swift sees only plain constants and functions.
+static inline int vt_averror(int errnum) { return AVERROR(errnum); }
+// The error libavformat is given when the custom I/O callbacks fail.
+static inline int vt_averror_eio(void) { return AVERROR(EIO); }
+static inline int vt_averror_eof(void) { return AVERROR_EOF; }
+static inline int64_t vt_av_nopts_value(void) { return AV_NOPTS_VALUE; }
+
+#endif

@@ -1,0 +1,105 @@
+#include "CAVFormat.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#define VT_STRINGIFY_(x) #x
+#define VT_STRINGIFY(x) VT_STRINGIFY_(x)
+// The major version the headers describe: a library of another major has another ABI.
+#define VT_LIBAVFORMAT "libavformat.so." VT_STRINGIFY(LIBAVFORMAT_VERSION_MAJOR)
+
+// Every FFmpeg function vtrecord calls; X(name) for each.
+#define VT_AV_FUNCTIONS(X)                                                                        \
+    X(avformat_open_input) X(avformat_find_stream_info) X(av_find_best_stream)                     \
+    X(avformat_close_input) X(av_read_frame) X(avformat_alloc_output_context2)                    \
+    X(avformat_new_stream) X(avformat_write_header) X(av_write_frame) X(av_write_trailer)          \
+    X(avformat_free_context) X(avio_alloc_context) X(avio_flush) X(avio_context_free)             \
+    X(av_packet_alloc) X(av_packet_free) X(av_packet_unref) X(av_malloc) X(av_free)               \
+    X(av_dict_set) X(av_log_set_level) X(av_strerror)
+
+static struct {
+#define VT_FIELD(name) __typeof__(&name) name;
+    VT_AV_FUNCTIONS(VT_FIELD)
+#undef VT_FIELD
+} av;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static char failure[512];
+
+static void load(void) {
+    // The dependencies (libavcodec, libavutil) come with it; dlsym looks through them too.
+    void *library = dlopen(VT_LIBAVFORMAT, RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+        const char *reason = dlerror();
+        snprintf(failure, sizeof failure, "cannot load %s: %s", VT_LIBAVFORMAT, reason ? reason : "unknown error");
+        return;
+    }
+#define VT_RESOLVE(name)                                                                           \
+    av.name = (__typeof__(av.name))dlsym(library, #name);                                          \
+    if (!av.name) {                                                                                \
+        snprintf(failure, sizeof failure, "%s has no %s", VT_LIBAVFORMAT, #name);                  \
+        return;                                                                                    \
+    }
+    VT_AV_FUNCTIONS(VT_RESOLVE)
+#undef VT_RESOLVE
+}
+
+int vt_av_load(char *error, size_t size) {
+    if (pthread_once(&once, load) != 0) {
+        snprintf(failure, sizeof failure, "cannot load %s", VT_LIBAVFORMAT);
+    }
+    if (failure[0] == '\0') return 0;
+    if (error && size > 0) snprintf(error, size, "%s", failure);
+    return -1;
+}
+
+const char *vt_av_library_name(void) { return VT_LIBAVFORMAT; }
+
+int vt_avformat_open_input(AVFormatContext **context, const char *url, const AVInputFormat *format,
+                           AVDictionary **options) {
+    return av.avformat_open_input(context, url, format, options);
+}
+int vt_avformat_find_stream_info(AVFormatContext *context, AVDictionary **options) {
+    return av.avformat_find_stream_info(context, options);
+}
+int vt_av_find_best_stream(AVFormatContext *context, enum AVMediaType type, int wanted, int related,
+                           const AVCodec **decoder, int flags) {
+    return av.av_find_best_stream(context, type, wanted, related, decoder, flags);
+}
+void vt_avformat_close_input(AVFormatContext **context) { av.avformat_close_input(context); }
+int vt_av_read_frame(AVFormatContext *context, AVPacket *packet) { return av.av_read_frame(context, packet); }
+int vt_avformat_alloc_output_context2(AVFormatContext **context, const AVOutputFormat *format,
+                                      const char *name, const char *filename) {
+    return av.avformat_alloc_output_context2(context, format, name, filename);
+}
+AVStream *vt_avformat_new_stream(AVFormatContext *context, const AVCodec *codec) {
+    return av.avformat_new_stream(context, codec);
+}
+int vt_avformat_write_header(AVFormatContext *context, AVDictionary **options) {
+    return av.avformat_write_header(context, options);
+}
+int vt_av_write_frame(AVFormatContext *context, AVPacket *packet) { return av.av_write_frame(context, packet); }
+int vt_av_write_trailer(AVFormatContext *context) { return av.av_write_trailer(context); }
+void vt_avformat_free_context(AVFormatContext *context) { av.avformat_free_context(context); }
+AVIOContext *vt_avio_alloc_context(unsigned char *buffer, int size, int writable, void *opaque,
+                                   int (*read)(void *, uint8_t *, int),
+                                   int (*write)(void *, uint8_t *, int),
+                                   int64_t (*seek)(void *, int64_t, int)) {
+    return av.avio_alloc_context(buffer, size, writable, opaque, read, write, seek);
+}
+void vt_avio_flush(AVIOContext *context) { av.avio_flush(context); }
+void vt_avio_context_free(AVIOContext **context) { av.avio_context_free(context); }
+AVPacket *vt_av_packet_alloc(void) { return av.av_packet_alloc(); }
+void vt_av_packet_free(AVPacket **packet) { av.av_packet_free(packet); }
+void vt_av_packet_unref(AVPacket *packet) { av.av_packet_unref(packet); }
+void *vt_av_malloc(size_t size) { return av.av_malloc(size); }
+void vt_av_free(void *pointer) { av.av_free(pointer); }
+int vt_av_dict_set(AVDictionary **dictionary, const char *key, const char *value, int flags) {
+    return av.av_dict_set(dictionary, key, value, flags);
+}
+void vt_av_log_set_level(int level) { av.av_log_set_level(level); }
+void vt_av_strerror(int errnum, char *buffer, size_t size) {
+    if (av.av_strerror(errnum, buffer, size) < 0) snprintf(buffer, size, "error %d", errnum);
+}
