@@ -33,7 +33,7 @@ static void load(void) {
     void *library = dlopen(VT_LIBAVFORMAT, RTLD_NOW | RTLD_LOCAL);
     if (!library) {
         const char *reason = dlerror();
-        snprintf(failure, sizeof failure, "cannot load %s: %s", VT_LIBAVFORMAT, reason ? reason : "unknown error");
+        snprintf(failure, sizeof failure, "%s", reason ? reason : VT_LIBAVFORMAT ": unknown error");
         return;
     }
 #define VT_RESOLVE(name)                                                                           \

@@ -138,8 +138,11 @@ func libavformatLoadFailure() -> String? {
     var text = [CChar](repeating: 0, count: 512)
     guard vt_av_load(&text, text.count) != 0 else { return nil }
     let reason = text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-    return "FFmpeg's libavformat is needed for this and cannot be used (\(reason)): install the "
-        + "libavformat package that provides \(String(cString: vt_av_library_name()))"
+    let soname = String(cString: vt_av_library_name())
+    // Debian names the package after the soname's major version: libavformat.so.59 → libavformat59.
+    let parts = soname.split(separator: ".")
+    let package = "\(parts.first ?? "")\(parts.last ?? "")"
+    return "FFmpeg's libavformat, which this needs, cannot be loaded (\(reason)): install \(package)"
 }
 
 /// FFmpeg's text for one of its error codes.

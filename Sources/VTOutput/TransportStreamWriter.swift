@@ -54,7 +54,9 @@ public final class TransportStreamWriter: MediaOutput {
     }
 
     /// Opens `path` ("-" for standard output); see `OutputFile` for what is refused.
+    /// Refused before anything is opened when libavformat cannot be loaded.
     public init(path: String, overwrite: Bool, options: Options) throws(OutputError) {
+        if let problem = libavformatLoadFailure() { throw .muxer(path: path, reason: problem) }
         self.options = options
         file = try OutputFile(path: path, overwrite: overwrite)
         file.unitName = "packet"
@@ -131,7 +133,6 @@ public final class TransportStreamWriter: MediaOutput {
 
     /// Sets up the muxer for the stream `format` describes and writes the file's header.
     private func open(_ format: FormatDescription, first frame: EncodedFrame) throws(OutputError) {
-        if let problem = libavformatLoadFailure() { throw .muxer(path: file.path, reason: problem) }
         // Whatever fails is reported once, as an OutputError; libavformat's own log stays quiet.
         vt_av_log_set_level(AV_LOG_QUIET)
         var made: UnsafeMutablePointer<AVFormatContext>?

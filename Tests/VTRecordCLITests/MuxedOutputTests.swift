@@ -179,6 +179,38 @@ import Glibc
         #expect(counters == (0..<150).map { $0 })
     }
 
+    /// libavformat is loaded only when it is needed. With its library unreadable (a bind mount
+    /// of /dev/null over it in a private mount namespace): a raw stream, an MP4 and a Matroska
+    /// file are written as ever; MPEG-TS output is refused before any file is made (exit 5)
+    /// and `inspect` of a container says so (exit 2), each in one line naming the package.
+    @Test func libavformatIsLoadedOnlyWhenNeeded() throws {
+        let dir = try TemporaryDirectory()
+        let library = "/lib/x86_64-linux-gnu/libavformat.so.59"
+        try #require(FileManager.default.fileExists(atPath: library), "the libavformat the build uses")
+        let ts = dir.path("a.ts"), mkv = dir.path("a.mkv"), mp4 = dir.path("a.mp4"), raw = dir.path("a.h264")
+        let record = "\"$VTRECORD\" --test-pattern --size 160x120 --frames 10 --quiet -o"
+        let script = """
+            mount --bind /dev/null \(library) || exit 99
+            for f in \(raw) \(mp4) \(mkv); do \(record) $f || echo "failed: $f"; done
+            \(record) \(ts) 2> \(dir.path("ts.err")); echo "ts $?"
+            "$VTRECORD" inspect \(mkv) 2> \(dir.path("inspect.err")) > /dev/null; echo "inspect $?"
+            """
+        let r = try Tools.shell("unshare --mount bash -c '\(script)'")
+        try #require(r.status == 0, "a private mount namespace is needed for this test: \(r.stderr)")
+        #expect(!r.stdoutText.contains("failed"), "\(r.stdoutText)")
+        #expect(r.stdoutText.contains("ts 5") && r.stdoutText.contains("inspect 2"), "\(r.stdoutText)")
+        #expect(!FileManager.default.fileExists(atPath: ts), "no transport stream file is left")
+        for name in ["ts.err", "inspect.err"] {
+            let text = try String(contentsOfFile: dir.path(name), encoding: .utf8)
+            #expect(text.split(separator: "\n").count == 1 && text.contains("libavformat59"), "\(name): \(text)")
+        }
+        // Outside the namespace the files play, and the transport stream is written.
+        for file in [raw, mp4, mkv] { #expect(try Tools.frameMD5s(file).count == 10, "\(file)") }
+        let written = try Tools.vtrecord(["--test-pattern", "--size", "160x120", "--frames", "10", "--quiet", "-o", ts])
+        #expect(written.status == 0, "\(written.stderr)")
+        #expect(try Tools.frameMD5s(ts).count == 10)
+    }
+
     /// A full disk and a file size limit: exit 5, one line, and the file plays to its last
     /// complete fragment, cluster or packet.
     @Test(arguments: ["mp4", "mkv", "ts"])
