@@ -44,6 +44,8 @@ static void load(void) {
     }
     VT_AV_FUNCTIONS(VT_RESOLVE)
 #undef VT_RESOLVE
+    // vtrecord reports what fails once, in its own words; FFmpeg's log stays quiet.
+    av.av_log_set_level(AV_LOG_QUIET);
 }
 
 int vt_av_load(char *error, size_t size) {
@@ -99,7 +101,6 @@ void vt_av_free(void *pointer) { av.av_free(pointer); }
 int vt_av_dict_set(AVDictionary **dictionary, const char *key, const char *value, int flags) {
     return av.av_dict_set(dictionary, key, value, flags);
 }
-void vt_av_log_set_level(int level) { av.av_log_set_level(level); }
 void vt_av_strerror(int errnum, char *buffer, size_t size) {
     if (av.av_strerror(errnum, buffer, size) < 0) snprintf(buffer, size, "error %d", errnum);
 }

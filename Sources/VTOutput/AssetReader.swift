@@ -30,8 +30,7 @@ public final class AssetReader {
     public init(path: String) throws(ReadError) {
         self.path = path
         if let problem = libavformatLoadFailure() { throw ReadError(path: path, reason: problem) }
-        // What goes wrong is reported once, as a ReadError; libavformat's own log stays quiet.
-        vt_av_log_set_level(AV_LOG_QUIET)
+        // What goes wrong is reported once, as a ReadError.
         var opened: UnsafeMutablePointer<AVFormatContext>?
         let status = vt_avformat_open_input(&opened, path, nil, nil)
         guard status >= 0, let context = opened else { throw ReadError(path: path, status: status, doing: "open") }

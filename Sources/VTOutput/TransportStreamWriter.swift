@@ -1,5 +1,4 @@
 import CAVFormat
-import Foundation
 import VTCore
 import VTH264
 
@@ -133,8 +132,7 @@ public final class TransportStreamWriter: MediaOutput {
 
     /// Sets up the muxer for the stream `format` describes and writes the file's header.
     private func open(_ format: FormatDescription, first frame: EncodedFrame) throws(OutputError) {
-        // Whatever fails is reported once, as an OutputError; libavformat's own log stays quiet.
-        vt_av_log_set_level(AV_LOG_QUIET)
+        // Whatever fails is reported once, as an OutputError.
         var made: UnsafeMutablePointer<AVFormatContext>?
         try check(vt_avformat_alloc_output_context2(&made, nil, "mpegts", nil), "set up the mpegts muxer")
         guard let context = made else { throw .muxer(path: file.path, reason: "no mpegts muxer") }
@@ -169,10 +167,9 @@ public final class TransportStreamWriter: MediaOutput {
         stream.pointee.avg_frame_rate = AVRational(num: Int32(rate.numerator), den: Int32(rate.denominator))
 
         let metadata = options.metadata
+        // What a transport stream carries of it: its SDT's provider and service names.
         var tags: [(String, String)] = [("service_provider", metadata.encoder)]
         if let source = metadata.source { tags.append(("service_name", source)) }
-        let created = metadata.creationTime ?? Date()
-        tags.append(("creation_time", Self.iso8601(created)))
         for (key, value) in tags { vt_av_dict_set(&context.pointee.metadata, key, value, 0) }
 
         try check(vt_avformat_write_header(context, nil), "write the mpegts header")
@@ -201,12 +198,6 @@ public final class TransportStreamWriter: MediaOutput {
         }
         if packet != nil { vt_av_packet_free(&packet) }
         stream = nil
-    }
-
-    private static func iso8601(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: date)
     }
 
     private static let writePacket: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<UInt8>?, Int32) -> Int32 = {

@@ -118,7 +118,7 @@ import Glibc
         #expect(segment.end == bytes.count, "the Segment's size covers the file")
         let ids = children.map(\.id)
         #expect(ids.contains(0x1C53_BB6B), "Cues")
-        #expect(!ids.contains(0xEC) || ids.firstIndex(of: 0xEC)! == 1, "only the SeekHead's padding is Void")
+        #expect(ids.indices.filter { ids[$0] == 0xEC } == [1], "only the SeekHead's padding is Void: \(ids)")
 
         // A 12-frame GOP lasts 400 ms, more than a cluster's 16-bit block times reach at 10 µs
         // units (327 ms): each GOP takes two clusters, the first starting at its keyframe.

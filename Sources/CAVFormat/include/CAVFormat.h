@@ -18,7 +18,8 @@
 #include <libavutil/error.h>
 #include <libavutil/mem.h>
 
-// Loads libavformat (with libavcodec and libavutil) once, thread-safely. Returns 0, or -1 with
+// Loads libavformat (with libavcodec and libavutil) once, thread-safely, and silences FFmpeg's
+// own log. Returns 0, or -1 with
 // what failed written to `error` (NUL-terminated, at most `size` bytes).
 int vt_av_load(char *error, size_t size);
 
@@ -51,7 +52,6 @@ void vt_av_packet_unref(AVPacket *packet);
 void *vt_av_malloc(size_t size);
 void vt_av_free(void *pointer);
 int vt_av_dict_set(AVDictionary **dictionary, const char *key, const char *value, int flags);
-void vt_av_log_set_level(int level);
 void vt_av_strerror(int errnum, char *buffer, size_t size);
 
 // AVERROR(e) and the like are function-like macros; Swift sees only plain constants and functions.

@@ -96,6 +96,8 @@ struct EBMLWriter {
         bytes += repeatElement(0, count: length - 1 - sizeWidth)
     }
 
+    mutating func byte(_ value: UInt8) { bytes.append(value) }
+
     mutating func append(_ other: [UInt8]) { bytes += other }
 
     mutating func append(_ other: UnsafeRawBufferPointer) { bytes.append(contentsOf: other) }

@@ -130,9 +130,9 @@ public final class MatroskaWriter: MediaOutput {
         let extra = frame.isKeyFrame ? parameterSets.inBand : []
         cluster.id(MatroskaID.simpleBlock)
         cluster.size(UInt64(4 + extra.count + frame.data.count))
-        cluster.append([0x81])  // track 1, as an EBML size
+        cluster.byte(0x81)  // track 1, as an EBML size
         withUnsafeBytes(of: Int16(presentation - clusterTime).bigEndian) { cluster.append($0) }
-        cluster.append([frame.isKeyFrame ? 0x80 : 0x00])
+        cluster.byte(frame.isKeyFrame ? 0x80 : 0x00)
         cluster.append(extra)
         cluster.append(frame.data)
         clusterFrames += 1
