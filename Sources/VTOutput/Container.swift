@@ -45,7 +45,7 @@ public enum Container: String, CaseIterable, Sendable, Codable {
         if let explicit { return explicit }
         guard path != "-", let ext = pathExtension(of: path) else { return .h264 }
         guard let container = Container(pathExtension: ext) else {
-            throw UsageError("cannot write .\(ext) files (\(path)): name the output \(extensionList), "
+            throw UsageError("cannot write .\(ext) files (-o \(path)): name the output \(extensionList), "
                              + "or choose the format with --container \(allCases.map(\.rawValue).joined(separator: "|"))")
         }
         return container

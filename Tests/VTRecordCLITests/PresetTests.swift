@@ -255,6 +255,8 @@ import VTTestSupport
                   location: ":5: fps:", mentions: "'abc' is invalid"),
         BadPreset(what: "a quoted key with a dot", text: "fps = 30\n\"si.ze\" = 1\n", location: ":2: si.ze: unknown key",
                   mentions: "Keys are"),
+        BadPreset(what: "an output vtrecord cannot write", text: "fps = 30\noutput = \"take-{n}.h1e309\"\n",
+                  location: ":2: output:", mentions: "--container h264|mp4|mkv|ts"),
     ]
 
     @Test(arguments: badPresets)
@@ -269,12 +271,14 @@ import VTTestSupport
         #expect(r.status == 2, "exit \(r.status): \(r.stderr)")
         #expect(r.stderr.contains(path + bad.location), "\(r.stderr)")
         #expect(r.stderr.contains(bad.mentions), "\(r.stderr)")
+        #expect(r.stderr.split(separator: "\n").count == 1, "one line, not \(r.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: cwd.url.path) == ["bad.toml"])
         // The same preset found by name says where it was found.
         let named = try Self.write(bad.text, name: "bad", in: config)
         let byName = try Self.run(["presets", "show", "bad"], config: config)
         #expect(byName.status == 2)
         #expect(byName.stderr.contains(named + bad.location), "\(byName.stderr)")
+        #expect(byName.stderr.split(separator: "\n").count == 1, "one line, not \(byName.stderr)")
     }
 
     @Test func anUnknownPresetNameSuggestsTheNearest() throws {
