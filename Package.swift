@@ -40,7 +40,9 @@ let package = Package(
         .target(name: "VTEncoding",
                 dependencies: ["VTCore", "VTH264", "CX264", "CVAAPI", "CYUV",
                                .product(name: "Logging", package: "swift-log")]),
-        .target(name: "VTOutput", dependencies: ["VTCore", "VTH264", "CAVFormat", "CLinux"]),
+        .target(name: "VTFFmpeg", dependencies: ["CAVFormat"]),
+        .target(name: "VTOutput", dependencies: ["VTCore", "VTH264", "CAVFormat", "VTFFmpeg", "CLinux"]),
+        .target(name: "VTDecoding", dependencies: ["VTCore", "VTH264", "CAVFormat", "VTFFmpeg"]),
         .target(name: "VTRecorder",
                 dependencies: ["VTCore", "VTCapture", "VTEncoding", "VTOutput"]),
         .executableTarget(name: "vtrecord",
@@ -71,7 +73,7 @@ let package = Package(
         .testTarget(name: "VTRecorderTests", dependencies: ["VTRecorder", "VTCapture", "VTCore", "VTEncoding", "VTOutput", "VTTestSupport"]),
         // Runs the built binary; depends on it so `swift test` builds it first.
         .testTarget(name: "VTRecordCLITests",
-                    dependencies: ["vtrecord", "VTH264", "VTCapture", "VTCore", "VTTestSupport"]),
+                    dependencies: ["vtrecord", "VTH264", "VTCapture", "VTCore", "VTDecoding", "VTOutput", "VTTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -17,7 +17,10 @@
     X(avformat_new_stream) X(avformat_write_header) X(av_write_frame) X(av_write_trailer)          \
     X(avformat_free_context) X(avio_alloc_context) X(avio_flush) X(avio_context_free)             \
     X(av_packet_alloc) X(av_packet_free) X(av_packet_unref) X(av_malloc) X(av_free)               \
-    X(av_dict_set) X(av_log_set_level) X(av_strerror)
+    X(av_dict_set) X(av_log_set_level) X(av_strerror) X(av_mallocz)                              \
+    X(avcodec_find_decoder) X(avcodec_alloc_context3) X(avcodec_open2) X(avcodec_free_context)    \
+    X(avcodec_send_packet) X(avcodec_receive_frame) X(avcodec_flush_buffers) X(av_frame_alloc)    \
+    X(av_frame_free) X(av_frame_unref) X(av_frame_move_ref) X(av_get_pix_fmt_name)
 
 static struct {
 #define VT_FIELD(name) __typeof__(&name) name;
@@ -29,7 +32,8 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static char failure[512];
 
 static void load(void) {
-    // The dependencies (libavcodec, libavutil) come with it; dlsym looks through them too.
+    // The dependencies (libavcodec, libavutil) come with it; dlsym looks through them too, so
+    // the decoder's functions are found through the same handle.
     void *library = dlopen(VT_LIBAVFORMAT, RTLD_NOW | RTLD_LOCAL);
     if (!library) {
         const char *reason = dlerror();
@@ -104,3 +108,22 @@ int vt_av_dict_set(AVDictionary **dictionary, const char *key, const char *value
 void vt_av_strerror(int errnum, char *buffer, size_t size) {
     if (av.av_strerror(errnum, buffer, size) < 0) snprintf(buffer, size, "error %d", errnum);
 }
+void *vt_av_mallocz(size_t size) { return av.av_mallocz(size); }
+const AVCodec *vt_avcodec_find_decoder(enum AVCodecID id) { return av.avcodec_find_decoder(id); }
+AVCodecContext *vt_avcodec_alloc_context3(const AVCodec *codec) { return av.avcodec_alloc_context3(codec); }
+int vt_avcodec_open2(AVCodecContext *context, const AVCodec *codec, AVDictionary **options) {
+    return av.avcodec_open2(context, codec, options);
+}
+void vt_avcodec_free_context(AVCodecContext **context) { av.avcodec_free_context(context); }
+int vt_avcodec_send_packet(AVCodecContext *context, const AVPacket *packet) {
+    return av.avcodec_send_packet(context, packet);
+}
+int vt_avcodec_receive_frame(AVCodecContext *context, AVFrame *frame) {
+    return av.avcodec_receive_frame(context, frame);
+}
+void vt_avcodec_flush_buffers(AVCodecContext *context) { av.avcodec_flush_buffers(context); }
+AVFrame *vt_av_frame_alloc(void) { return av.av_frame_alloc(); }
+void vt_av_frame_free(AVFrame **frame) { av.av_frame_free(frame); }
+void vt_av_frame_unref(AVFrame *frame) { av.av_frame_unref(frame); }
+void vt_av_frame_move_ref(AVFrame *destination, AVFrame *source) { av.av_frame_move_ref(destination, source); }
+const char *vt_av_get_pix_fmt_name(enum AVPixelFormat format) { return av.av_get_pix_fmt_name(format); }

@@ -1,4 +1,5 @@
 import CAVFormat
+import VTFFmpeg
 import VTCore
 import VTH264
 
@@ -29,7 +30,7 @@ public final class AssetReader {
     /// Opens `path`; a file libavformat cannot read, or one without H.264 video, is refused.
     public init(path: String) throws(ReadError) {
         self.path = path
-        if let problem = libavformatLoadFailure() { throw ReadError(path: path, reason: problem) }
+        if let problem = FFmpegLibraries.loadFailure() { throw ReadError(path: path, reason: problem) }
         // What goes wrong is reported once, as a ReadError.
         var opened: UnsafeMutablePointer<AVFormatContext>?
         let status = vt_avformat_open_input(&opened, path, nil, nil)
@@ -124,29 +125,9 @@ public struct ReadError: ReportableError, Equatable {
     }
 
     init(path: String, status: Int32, doing: String) {
-        self.init(path: path, reason: "cannot \(doing) it: \(libavErrorText(status))")
+        self.init(path: path, reason: "cannot \(doing) it: \(FFmpegLibraries.errorText(status))")
     }
 
     public var exitStatus: ExitStatus { .usage }
     public var description: String { "\(path): \(reason)" }
-}
-
-/// Loads FFmpeg's libavformat on first use (it is not linked: see CAVFormat.h); nil once it is
-/// there, else why it cannot be, as the end of a one-line message.
-func libavformatLoadFailure() -> String? {
-    var text = [CChar](repeating: 0, count: 512)
-    guard vt_av_load(&text, text.count) != 0 else { return nil }
-    let reason = text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-    let soname = String(cString: vt_av_library_name())
-    // Debian names the package after the soname's major version: libavformat.so.59 → libavformat59.
-    let parts = soname.split(separator: ".")
-    let package = "\(parts.first ?? "")\(parts.last ?? "")"
-    return "FFmpeg's libavformat, which this needs, cannot be loaded (\(reason)): install \(package)"
-}
-
-/// FFmpeg's text for one of its error codes.
-func libavErrorText(_ status: Int32) -> String {
-    var text = [CChar](repeating: 0, count: 128)
-    vt_av_strerror(status, &text, text.count)
-    return text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
 }

@@ -1,4 +1,5 @@
 import CAVFormat
+import VTFFmpeg
 import VTCore
 import VTH264
 
@@ -55,7 +56,7 @@ public final class TransportStreamWriter: MediaOutput {
     /// Opens `path` ("-" for standard output); see `OutputFile` for what is refused.
     /// Refused before anything is opened when libavformat cannot be loaded.
     public init(path: String, overwrite: Bool, options: Options) throws(OutputError) {
-        if let problem = libavformatLoadFailure() { throw .muxer(path: path, reason: problem) }
+        if let problem = FFmpegLibraries.loadFailure() { throw .muxer(path: path, reason: problem) }
         self.options = options
         file = try OutputFile(path: path, overwrite: overwrite)
         file.unitName = "packet"
@@ -182,7 +183,7 @@ public final class TransportStreamWriter: MediaOutput {
     private func check(_ status: Int32, _ what: String) throws(OutputError) {
         guard status < 0 else { return }
         if let failure = sink.failure { throw failure }
-        throw .muxer(path: file.path, reason: "cannot \(what): \(libavErrorText(status))")
+        throw .muxer(path: file.path, reason: "cannot \(what): \(FFmpegLibraries.errorText(status))")
     }
 
     private func release() {

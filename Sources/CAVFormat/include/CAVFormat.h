@@ -1,7 +1,8 @@
 #ifndef VT_CAVFORMAT_H
 #define VT_CAVFORMAT_H
 
-// FFmpeg's libavformat (the MPEG-TS muxer, and the demuxers behind remux and inspect), loaded
+// FFmpeg's libavformat (the MPEG-TS muxer, and the demuxers behind remux and inspect) and
+// libavcodec's H.264 decoder (the software DecompressionSession), loaded
 // on first use instead of linked: libavformat brings in more than a hundred shared libraries
 // (every codec FFmpeg is built with), and loading them cost every vtrecord run tens of
 // milliseconds before its first frame, whether it wrote a raw stream or a transport stream.
@@ -17,6 +18,8 @@
 #include <libavutil/dict.h>
 #include <libavutil/error.h>
 #include <libavutil/mem.h>
+#include <libavutil/frame.h>
+#include <libavutil/pixdesc.h>
 
 // Loads libavformat (with libavcodec and libavutil) once, thread-safely, and silences FFmpeg's
 // own log. Returns 0, or -1 with
@@ -53,6 +56,19 @@ void *vt_av_malloc(size_t size);
 void vt_av_free(void *pointer);
 int vt_av_dict_set(AVDictionary **dictionary, const char *key, const char *value, int flags);
 void vt_av_strerror(int errnum, char *buffer, size_t size);
+void *vt_av_mallocz(size_t size);
+const AVCodec *vt_avcodec_find_decoder(enum AVCodecID id);
+AVCodecContext *vt_avcodec_alloc_context3(const AVCodec *codec);
+int vt_avcodec_open2(AVCodecContext *context, const AVCodec *codec, AVDictionary **options);
+void vt_avcodec_free_context(AVCodecContext **context);
+int vt_avcodec_send_packet(AVCodecContext *context, const AVPacket *packet);
+int vt_avcodec_receive_frame(AVCodecContext *context, AVFrame *frame);
+void vt_avcodec_flush_buffers(AVCodecContext *context);
+AVFrame *vt_av_frame_alloc(void);
+void vt_av_frame_free(AVFrame **frame);
+void vt_av_frame_unref(AVFrame *frame);
+void vt_av_frame_move_ref(AVFrame *destination, AVFrame *source);
+const char *vt_av_get_pix_fmt_name(enum AVPixelFormat format);
 
 // AVERROR(e) and the like are function-like macros; Swift sees only plain constants and functions.
 static inline int vt_averror(int errnum) { return AVERROR(errnum); }

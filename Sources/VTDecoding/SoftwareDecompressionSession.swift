@@ -1,0 +1,184 @@
+import CAVFormat
+import Glibc
+import VTCore
+import VTFFmpeg
+import VTH264
+
+/// The software decoder: FFmpeg's libavcodec H.264 decoder behind the `DecompressionSession`
+/// contract, with its frame and slice threads on. Pictures are handed out in libavcodec's own
+/// memory (no copy); each is freed when its `PixelBuffer` is released.
+public final class SoftwareDecompressionSession: DecompressionSession {
+    public let decoderName = "software"
+    public private(set) var formatDescription: FormatDescription
+
+    private let threads: Int
+    private let output: DecodedFrameHandler
+    private var context: UnsafeMutablePointer<AVCodecContext>?
+    private let packet: UnsafeMutablePointer<AVPacket>
+    private let frame: UnsafeMutablePointer<AVFrame>
+    /// Where each access unit is copied with the zeroed padding libavcodec reads past its end.
+    private var scratch = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+    /// The time scale of the first frame's times; later frames are converted to it.
+    private var timescale: Int32?
+
+    /// A session for `format`. `threads` 0 lets libavcodec choose (one per core, and one more).
+    public init(format: FormatDescription, threads: Int = 0,
+                output: @escaping DecodedFrameHandler) throws(DecoderError) {
+        if let problem = FFmpegLibraries.loadFailure() { throw .openFailed(decoder: "software", reason: problem) }
+        guard let packet = vt_av_packet_alloc() else { throw .openFailed(decoder: "software", reason: "out of memory") }
+        guard let frame = vt_av_frame_alloc() else {
+            var unused: UnsafeMutablePointer<AVPacket>? = packet
+            vt_av_packet_free(&unused)
+            throw .openFailed(decoder: "software", reason: "out of memory")
+        }
+        self.packet = packet
+        self.frame = frame
+        self.threads = threads
+        self.output = output
+        formatDescription = format
+        try open(format)
+    }
+
+    deinit {
+        invalidate()
+        var packet: UnsafeMutablePointer<AVPacket>? = self.packet
+        vt_av_packet_free(&packet)
+        var frame: UnsafeMutablePointer<AVFrame>? = self.frame
+        vt_av_frame_free(&frame)
+        scratch.deallocate()
+    }
+
+    private func open(_ format: FormatDescription) throws(DecoderError) {
+        let record: [UInt8]
+        do {
+            record = try format.avcC()
+        } catch {
+            throw .openFailed(decoder: decoderName, reason: "its parameter sets do not make an avcC record: \(error)")
+        }
+        guard let codec = vt_avcodec_find_decoder(AV_CODEC_ID_H264) else {
+            throw .openFailed(decoder: decoderName, reason: "this FFmpeg was built without its H.264 decoder")
+        }
+        guard let context = vt_avcodec_alloc_context3(codec),
+              let extradata = vt_av_mallocz(record.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else {
+            throw .openFailed(decoder: decoderName, reason: "out of memory")
+        }
+        extradata.copyMemory(from: record, byteCount: record.count)
+        context.pointee.extradata = extradata.assumingMemoryBound(to: UInt8.self)
+        context.pointee.extradata_size = Int32(record.count)
+        context.pointee.thread_count = Int32(threads)
+        context.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
+        self.context = context
+        let status = vt_avcodec_open2(context, codec, nil)
+        guard status >= 0 else {
+            vt_avcodec_free_context(&self.context)
+            throw .openFailed(decoder: decoderName, reason: FFmpegLibraries.errorText(status))
+        }
+        formatDescription = format
+    }
+
+    public func decode(_ encoded: EncodedFrame, format: FormatDescription?) throws {
+        if let format, format != formatDescription {
+            // A new SPS (a new size, say): finish the pictures of the old one, then start over
+            // with the new parameter sets.
+            try finishDelayedFrames()
+            vt_avcodec_free_context(&context)
+            try open(format)
+        }
+        guard let context else { throw DecoderError.failed(decoder: decoderName, reason: "the session was invalidated") }
+        let scale = timescale ?? encoded.pts.timescale
+        timescale = scale
+        let padded = encoded.data.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)
+        if scratch.count < padded {
+            scratch.deallocate()
+            scratch = .allocate(byteCount: padded * 2, alignment: 64)
+        }
+        encoded.data.withUnsafeBytes { scratch.copyMemory(from: $0) }
+        memset(scratch.baseAddress! + encoded.data.count, 0, Int(AV_INPUT_BUFFER_PADDING_SIZE))
+        // Not reference-counted: libavcodec copies what it keeps.
+        packet.pointee.data = scratch.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        packet.pointee.size = Int32(encoded.data.count)
+        packet.pointee.pts = encoded.pts.converted(to: scale).value
+        packet.pointee.dts = encoded.dts.converted(to: scale).value
+        packet.pointee.flags = encoded.isKeyFrame ? AV_PKT_FLAG_KEY : 0
+        // The token comes back on the picture made of this unit, wherever reordering puts it.
+        context.pointee.reordered_opaque = Int64(bitPattern: encoded.token.rawValue)
+        var status = vt_avcodec_send_packet(context, packet)
+        if status == vt_averror(EAGAIN) {
+            // The decoder's output is full: take its pictures, then it takes the unit.
+            try receive()
+            status = vt_avcodec_send_packet(context, packet)
+        }
+        packet.pointee.data = nil
+        packet.pointee.size = 0
+        try receive()
+        if status < 0 { throw DecoderError.damaged(token: encoded.token, reason: FFmpegLibraries.errorText(status)) }
+    }
+
+    public func finishDelayedFrames() throws {
+        guard let context else { return }
+        let status = vt_avcodec_send_packet(context, nil)
+        guard status >= 0 || status == vt_averror_eof() else {
+            throw DecoderError.failed(decoder: decoderName, reason: FFmpegLibraries.errorText(status))
+        }
+        try receive()
+        // Ready for more units, as a VideoToolbox session is after finishing its frames.
+        vt_avcodec_flush_buffers(context)
+    }
+
+    public func invalidate() {
+        vt_avcodec_free_context(&context)
+    }
+
+    /// Hands out every picture the decoder has ready.
+    private func receive() throws {
+        guard let context else { return }
+        while true {
+            let status = vt_avcodec_receive_frame(context, frame)
+            if status == vt_averror(EAGAIN) || status == vt_averror_eof() { return }
+            guard status >= 0 else {
+                throw DecoderError.failed(decoder: decoderName, reason: FFmpegLibraries.errorText(status))
+            }
+            try deliver()
+        }
+    }
+
+    private func deliver() throws {
+        let format = frame.pointee.format
+        guard format == AV_PIX_FMT_YUV420P.rawValue || format == AV_PIX_FMT_YUVJ420P.rawValue else {
+            let name = vt_av_get_pix_fmt_name(AVPixelFormat(format)).map { String(cString: $0) } ?? "format \(format)"
+            vt_av_frame_unref(frame)
+            throw DecoderError.unsupportedPicture(decoder: decoderName, format: name)
+        }
+        guard let held = vt_av_frame_alloc() else {
+            vt_av_frame_unref(frame)
+            throw DecoderError.failed(decoder: decoderName, reason: "out of memory")
+        }
+        vt_av_frame_move_ref(held, frame)
+        let picture = held.pointee
+        let width = Int(picture.width)
+        let height = Int(picture.height)
+        let data = [picture.data.0, picture.data.1, picture.data.2]
+        let strides = [picture.linesize.0, picture.linesize.1, picture.linesize.2]
+        let planes = (0..<3).map { plane in
+            PixelPlane(baseAddress: data[plane]!, bytesPerRow: Int(strides[plane]),
+                       rowBytes: PixelFormat.i420.rowBytes(plane: plane, width: width),
+                       rows: PixelFormat.i420.rows(plane: plane, height: height))
+        }
+        let owner = HeldFrame(held)
+        let buffer = PixelBuffer(format: .i420, width: width, height: height, planes: planes) { _ in owner.free() }
+        buffer.beginLease()
+        let ticks = picture.pts != vt_av_nopts_value() ? picture.pts : picture.best_effort_timestamp
+        let damaged = picture.flags & AV_FRAME_FLAG_CORRUPT != 0 || picture.decode_error_flags != 0
+        try output(DecodedFrame(pixelBuffer: buffer, pts: MediaTime(value: ticks, timescale: timescale ?? 1),
+                                token: FrameToken(UInt64(bitPattern: picture.reordered_opaque)), isDamaged: damaged))
+    }
+}
+
+/// The AVFrame behind a handed-out picture, freed when the picture is released.
+private final class HeldFrame: @unchecked Sendable {
+    private var frame: UnsafeMutablePointer<AVFrame>?
+
+    init(_ frame: UnsafeMutablePointer<AVFrame>) { self.frame = frame }
+
+    func free() { vt_av_frame_free(&frame) }
+}
