@@ -75,6 +75,14 @@ def targets(results):
                             "from the start of the moov's write to the end of the 16-byte header write, "
                             "fdatasync between them included (strace -T); the "
                             + f"{finalizing[0]['length']} recording: {finalizing[0]['finalize_ms']} ms"))
+    decoding = results.get("decode")
+    if decoding:
+        ratios = [r["speed_vs_ffmpeg"] for r in decoding]
+        mean = geometric_mean(ratios)
+        found.append(target("verify vs ffmpeg -f null", "≥ 1.00×", round(mean, 3), mean >= 1.0,
+                            "geometric mean over " + ", ".join(f"{r['size']} {r['container']}" for r in decoding)
+                            + " of ffmpeg's wall time ÷ vtrecord verify's (each the median of per-run ratios); "
+                            f"lowest {min(ratios):.3f}×"))
     return found
 
 
@@ -148,6 +156,16 @@ def print_tables(results):
         for r in finalizing:
             print(f"{r['length']:<12}{r['file_bytes']:>14}{r['moov_bytes']:>12}{r['finalize_bytes']:>10}"
                   f"{r['beyond_moov_bytes']:>8}{r['finalize_ms']:>9.2f}")
+        print()
+    decoding = results.get("decode") or []
+    if decoding:
+        print(f"Decoding every frame: vtrecord verify vs ffmpeg -f null (fps: median of {decoding[0]['runs']} run(s))")
+        print(f"{'file':<28}{'frames':>7}{'verify':>9}{'ffmpeg':>9}{'ratio':>7}{'cpu s vt/ff':>14}")
+        for r in decoding:
+            p = r["programs"]
+            print(f"{r['content'] + ' ' + r['size'] + ' ' + r['container']:<28}{r['frames']:>7}"
+                  f"{p['vtrecord']['fps']:>9.1f}{p['ffmpeg']['fps']:>9.1f}{r['speed_vs_ffmpeg']:>7.2f}"
+                  f"{p['vtrecord']['cpu_seconds']:>7.2f}/{p['ffmpeg']['cpu_seconds']:<6.2f}")
         print()
     print("Targets")
     for t in results["targets"]:

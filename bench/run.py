@@ -2,12 +2,13 @@
 """make bench: vtrecord's speed against the tools people would use instead, with numbers from
 one run. Prints a table and writes results.json and results.png (under bench/ by default).
 
-Families (FAMILIES=encode,overhead,conversion,live,finalize picks some):
+Families (FAMILIES=encode,overhead,conversion,live,finalize,decode picks some):
   encode      file input, identical x264 settings: vtrecord, x264 CLI, ffmpeg, GStreamer (encode.py)
   overhead    instructions outside libx264, callgrind (overhead.py)
   conversion  YUYV→I420 vs memcpy and MJPEG decode per 1080p picture (conversion.py)
   live        the fake camera at 720p30 and 1080p30, YUYV and MJPEG (live.py)
   finalize    MP4 finalization of a 10 s and a 60 min recording: bytes written, time (finalize.py)
+  decode      vtrecord verify vs ffmpeg -f null on camera-like recordings (decode.py)
 
 Knobs (environment; make passes its variables): QUICK=1 (1 run, 30 frames, 5 s live, results to
 bench/quick-results.*), RUNS (5), FRAMES (300), DURATION (live seconds, 60), NOISE (camera-like
@@ -25,6 +26,7 @@ import subprocess
 import sys
 
 import conversion
+import decode
 import encode
 import finalize
 import live
@@ -79,7 +81,8 @@ def check_tools(knobs):
 
 # The keys of results.json each family writes.
 FAMILY_KEYS = {"encode": ("encode", "content_cost", "settings_not_identical"), "overhead": ("overhead",),
-               "conversion": ("conversion",), "live": ("live",), "finalize": ("finalize",)}
+               "conversion": ("conversion",), "live": ("live",), "finalize": ("finalize",),
+               "decode": ("decode",)}
 
 
 def updated(earlier, fresh, families):
@@ -113,9 +116,10 @@ def main():
     }
     contents = ("synthetic", "camera-like")
     try:
-        if "encode" in knobs.families:
+        if "encode" in knobs.families or "decode" in knobs.families:
             clips = {(content, size): media.make_clip(content, size, knobs.frames, knobs.noise, knobs.work)
-                     for content in contents for size in media.SIZES}
+                     for content in contents for size in media.SIZES
+                     if "encode" in knobs.families or content == "camera-like"}
         if "encode" in knobs.families:
             results["encode"] = encode.bench(knobs, clips)
             results["content_cost"] = encode.content_cost(results["encode"])
@@ -129,6 +133,8 @@ def main():
             results["live"] = live.bench(knobs)
         if "finalize" in knobs.families:
             results["finalize"] = finalize.bench(knobs)
+        if "decode" in knobs.families:
+            results["decode"] = decode.bench(knobs, clips)
     except ToolFailed as failure:
         print(f"bench: {failure}", file=sys.stderr)
         return 1

@@ -12,6 +12,8 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case encoder = 4
     /// The output cannot be written (no permission, disk full, reader gone).
     case output = 5
+    /// `verify` found a damaged file.
+    case damaged = 6
     /// Aborted by a second signal.
     case aborted = 130
 }

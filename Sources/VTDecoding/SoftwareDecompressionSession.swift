@@ -12,6 +12,7 @@ public final class SoftwareDecompressionSession: DecompressionSession {
     public private(set) var formatDescription: FormatDescription
 
     private let threads: Int
+    private let refusingDamage: Bool
     private let output: DecodedFrameHandler
     private var context: UnsafeMutablePointer<AVCodecContext>?
     private let packet: UnsafeMutablePointer<AVPacket>
@@ -20,9 +21,15 @@ public final class SoftwareDecompressionSession: DecompressionSession {
     private var scratch = UnsafeMutableRawBufferPointer(start: nil, count: 0)
     /// The time scale of the first frame's times; later frames are converted to it.
     private var timescale: Int32?
+    /// The last unit sent: what an error found while finishing is reported against.
+    private var lastToken = FrameToken(0)
 
     /// A session for `format`. `threads` 0 lets libavcodec choose (one per core, and one more).
-    public init(format: FormatDescription, threads: Int = 0,
+    /// `refusingDamage` makes a unit with any error the decoder detects give no picture at all
+    /// (libavcodec's `err_detect explode`) instead of one with the damage concealed: how
+    /// `verify` finds damaged units exactly, whatever the threads (a concealed picture's flag
+    /// can reach the picture too late when frame threads finish it).
+    public init(format: FormatDescription, threads: Int = 0, refusingDamage: Bool = false,
                 output: @escaping DecodedFrameHandler) throws(DecoderError) {
         if let problem = FFmpegLibraries.loadFailure() { throw .openFailed(decoder: "software", reason: problem) }
         guard let packet = vt_av_packet_alloc() else { throw .openFailed(decoder: "software", reason: "out of memory") }
@@ -34,6 +41,7 @@ public final class SoftwareDecompressionSession: DecompressionSession {
         self.packet = packet
         self.frame = frame
         self.threads = threads
+        self.refusingDamage = refusingDamage
         self.output = output
         formatDescription = format
         try open(format)
@@ -67,6 +75,7 @@ public final class SoftwareDecompressionSession: DecompressionSession {
         context.pointee.extradata_size = Int32(record.count)
         context.pointee.thread_count = Int32(threads)
         context.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
+        if refusingDamage { context.pointee.err_recognition |= AV_EF_EXPLODE }
         self.context = context
         let status = vt_avcodec_open2(context, codec, nil)
         guard status >= 0 else {
@@ -102,16 +111,26 @@ public final class SoftwareDecompressionSession: DecompressionSession {
         packet.pointee.flags = encoded.isKeyFrame ? AV_PKT_FLAG_KEY : 0
         // The token comes back on the picture made of this unit, wherever reordering puts it.
         context.pointee.reordered_opaque = Int64(bitPattern: encoded.token.rawValue)
+        lastToken = encoded.token
         var status = vt_avcodec_send_packet(context, packet)
+        var refusedEarlier: Int32?
         if status == vt_averror(EAGAIN) {
             // The decoder's output is full: take its pictures, then it takes the unit.
-            try receive()
+            refusedEarlier = try receive()
             status = vt_avcodec_send_packet(context, packet)
         }
         packet.pointee.data = nil
         packet.pointee.size = 0
-        try receive()
-        if status < 0 { throw DecoderError.damaged(token: encoded.token, reason: FFmpegLibraries.errorText(status)) }
+        let refused = try receive() ?? refusedEarlier
+        if status < 0 { try refuse(status, token: encoded.token) }
+        if let refused { try refuse(refused, token: encoded.token) }
+    }
+
+    /// A unit libavcodec could not decode: damage, which the session survives; running out of
+    /// memory is not.
+    private func refuse(_ status: Int32, token: FrameToken) throws(DecoderError) {
+        if status == vt_averror(ENOMEM) { throw .failed(decoder: decoderName, reason: FFmpegLibraries.errorText(status)) }
+        throw .damaged(token: token, reason: FFmpegLibraries.errorText(status))
     }
 
     public func finishDelayedFrames() throws {
@@ -120,23 +139,34 @@ public final class SoftwareDecompressionSession: DecompressionSession {
         guard status >= 0 || status == vt_averror_eof() else {
             throw DecoderError.failed(decoder: decoderName, reason: FFmpegLibraries.errorText(status))
         }
-        try receive()
+        let refused = try receive()
         // Ready for more units, as a VideoToolbox session is after finishing its frames.
         vt_avcodec_flush_buffers(context)
+        if let refused { try refuse(refused, token: lastToken) }
     }
 
     public func invalidate() {
         vt_avcodec_free_context(&context)
     }
 
-    /// Hands out every picture the decoder has ready.
-    private func receive() throws {
-        guard let context else { return }
+    /// Hands out every picture the decoder has ready. With frame threads libavcodec reports a
+    /// unit it could not decode here, a few units after it was sent; the first such error is
+    /// returned once the ready pictures are out.
+    private func receive() throws -> Int32? {
+        guard let context else { return nil }
+        var refused: Int32?
+        var errors = 0
         while true {
             let status = vt_avcodec_receive_frame(context, frame)
-            if status == vt_averror(EAGAIN) || status == vt_averror_eof() { return }
-            guard status >= 0 else {
-                throw DecoderError.failed(decoder: decoderName, reason: FFmpegLibraries.errorText(status))
+            if status == vt_averror(EAGAIN) || status == vt_averror_eof() { return refused }
+            if status < 0 {
+                // Each failed unit is reported once; a decoder that kept failing would be a bug.
+                errors += 1
+                guard errors <= 64 else {
+                    throw DecoderError.failed(decoder: decoderName, reason: FFmpegLibraries.errorText(status))
+                }
+                refused = refused ?? status
+                continue
             }
             try deliver()
         }

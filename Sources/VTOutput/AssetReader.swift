@@ -8,8 +8,16 @@ import VTH264
 /// each access unit in AVCC form with its times and keyframe flag, in decode order.
 public final class AssetReader {
     public let path: String
-    /// libavformat's name of the container ("mov,mp4,m4a,3gp,3g2,mj2", "matroska,webm", "mpegts").
+    /// libavformat's name of the container ("mov,mp4,m4a,3gp,3g2,mj2", "matroska,webm", "mpegts",
+    /// or "h264" for a raw stream).
     public let containerName: String
+    /// mp4, mkv, ts, or h264 for a raw stream: the short name vtrecord's options and reports use.
+    public var container: String {
+        if containerName.contains("mp4") { return "mp4" }
+        if containerName.contains("matroska") { return "mkv" }
+        if containerName.contains("mpegts") { return "ts" }
+        return containerName
+    }
     /// Seconds, when the container says.
     public let duration: Double?
     public let width: Int
@@ -75,8 +83,32 @@ public final class AssetReader {
         vt_avformat_close_input(&context)
     }
 
+    /// One access unit as the file holds it, for readers that check a file rather than trust
+    /// it (`verify`): where it starts, and no refusal when parameter sets are missing.
+    public struct Packet {
+        /// AVCC, with the times the container gives (a raw stream's are libavformat's guess).
+        public var frame: EncodedFrame
+        /// The parameter sets in force for it; nil when none has come yet.
+        public var format: FormatDescription?
+        /// The byte offset in the file where the unit starts, when the demuxer knows it.
+        public var position: Int64?
+        /// The unit's size in the file.
+        public var size: Int
+        /// The container gave a presentation time (a raw stream has none of its own).
+        public var hasTimes: Bool
+        /// The container gave a decode time (Matroska gives none).
+        public var hasDecodeTime: Bool
+    }
+
     /// The next access unit of the video track, or nil at the end of the file.
     public func nextFrame() throws(ReadError) -> EncodedFrame? {
+        guard let packet = try nextPacket() else { return nil }
+        guard packet.format != nil else { throw ReadError(path: path, reason: "a frame comes before any SPS and PPS") }
+        return packet.frame
+    }
+
+    /// The next access unit of the video track with its place in the file, or nil at the end.
+    public func nextPacket() throws(ReadError) -> Packet? {
         guard let context else { return nil }
         while true {
             let status = vt_av_read_frame(context, packet)
@@ -86,7 +118,7 @@ public final class AssetReader {
             guard packet.pointee.stream_index == streamIndex, let data = packet.pointee.data else { continue }
             var bytes = Array(UnsafeBufferPointer(start: data, count: Int(packet.pointee.size)))
             if annexB {
-                // MPEG-TS (and in-band parameter sets): Annex B, with SPS and PPS at keyframes.
+                // MPEG-TS and raw streams (and in-band parameter sets): Annex B, with SPS and PPS at keyframes.
                 let split = AVCC.fromAnnexB(bytes, parameterSetsApart: true)
                 if !split.sequenceParameterSets.isEmpty && !split.pictureParameterSets.isEmpty {
                     format = try? FormatDescription(h264ParameterSets: split.sequenceParameterSets
@@ -94,11 +126,14 @@ public final class AssetReader {
                 }
                 bytes = split.accessUnit
             }
-            guard format != nil else { throw ReadError(path: path, reason: "a frame comes before any SPS and PPS") }
-            let pts = packet.pointee.pts != vt_av_nopts_value() ? packet.pointee.pts : packet.pointee.dts
-            let dts = packet.pointee.dts != vt_av_nopts_value() ? packet.pointee.dts : pts
-            return EncodedFrame(data: bytes, pts: time(pts), dts: time(dts),
-                                isKeyFrame: packet.pointee.flags & AV_PKT_FLAG_KEY != 0, token: FrameToken(0))
+            let nopts = vt_av_nopts_value()
+            let pts = packet.pointee.pts != nopts ? packet.pointee.pts : packet.pointee.dts
+            let dts = packet.pointee.dts != nopts ? packet.pointee.dts : pts
+            let frame = EncodedFrame(data: bytes, pts: time(pts), dts: time(dts),
+                                     isKeyFrame: packet.pointee.flags & AV_PKT_FLAG_KEY != 0, token: FrameToken(0))
+            return Packet(frame: frame, format: format, position: packet.pointee.pos >= 0 ? packet.pointee.pos : nil,
+                          size: Int(packet.pointee.size), hasTimes: packet.pointee.pts != nopts,
+                          hasDecodeTime: packet.pointee.dts != nopts)
         }
     }
 

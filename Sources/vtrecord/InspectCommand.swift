@@ -80,7 +80,7 @@ struct Inspect: ParsableCommand {
         }
         guard frames > 0 else { throw ReadError(path: file, reason: "holds no complete frame") }
         let layout = reader.containerName.contains("mp4") ? MP4Layout(bytes: bytes) : nil
-        let container = ContainerJSON(format: Self.containerName(reader.containerName), duration: reader.duration,
+        let container = ContainerJSON(format: reader.container, duration: reader.duration,
                                       frames: frames, keyframes: keyframes, finalized: layout?.isFinalized,
                                       fragments: layout.map(\.fragments))
         let report = try StreamInspector.inspect(annexB: stream)
@@ -98,13 +98,5 @@ struct Inspect: ParsableCommand {
         line += ", \(frames) frames, \(keyframes) keyframes"
         print(line)
         print(report.textDescription, terminator: report.textDescription.hasSuffix("\n") ? "" : "\n")
-    }
-
-    /// mp4, mkv or ts, from libavformat's demuxer name.
-    static func containerName(_ demuxer: String) -> String {
-        if demuxer.contains("mp4") { return "mp4" }
-        if demuxer.contains("matroska") { return "mkv" }
-        if demuxer.contains("mpegts") { return "ts" }
-        return demuxer
     }
 }

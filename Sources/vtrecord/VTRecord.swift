@@ -22,6 +22,7 @@ struct VTRecord: ParsableCommand {
               vtrecord encoders [--va-device <path>] [--json]
               vtrecord inspect [--json] <file>
               vtrecord remux <file> -o <path> [--timestamps <path>] [--fps <rate>]
+              vtrecord verify [--json] <file>…
               vtrecord presets list [--json]
               vtrecord presets show <name> [<options>]
               vtrecord batch [--json] <file.toml>
@@ -41,10 +42,11 @@ struct VTRecord: ParsableCommand {
               3    capture device error (missing, busy, unsupported, unplugged)
               4    encoder error
               5    output error (cannot write, file exists, disk full, pipe closed)
+              6    verify found a damaged file
               130  aborted by a second signal
             """,
         version: version,
-        subcommands: [Devices.self, Formats.self, Controls.self, Encoders.self, Inspect.self, Remux.self, Presets.self, Batch.self]
+        subcommands: [Devices.self, Formats.self, Controls.self, Encoders.self, Inspect.self, Remux.self, Verify.self, Presets.self, Batch.self]
     )
 
     @Option(name: .customLong("preset"), help: ArgumentHelp("Take settings from a preset: a name ('vtrecord presets list') or a TOML file. Repeatable: later presets replace earlier ones key by key, and options on the command line replace both.", valueName: "name|path"))

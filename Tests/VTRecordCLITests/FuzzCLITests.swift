@@ -17,20 +17,27 @@ import VTTestSupport
         return environment
     }
 
+    /// Seeds: small test-pattern recordings, one per (container, options).
+    static func recordings(_ kinds: [(container: String, options: [String])], frames: Int,
+                           in directory: TemporaryDirectory) throws -> [[UInt8]] {
+        try kinds.enumerated().map { index, kind in
+            let output = directory.path("seed-\(index).\(kind.container)")
+            let made = try Tools.vtrecord(["--test-pattern", "--size", "64x64", "--frames", "\(frames)", "--encoder", "x264",
+                                           "--quiet", "-o", output] + kind.options)
+            try #require(made.status == 0, "\(made.stderr)")
+            return Array(try Data(contentsOf: URL(fileURLWithPath: output)))
+        }
+    }
+
     private func record(_ findings: [FuzzFinding]) {
         for finding in findings.prefix(5) { Issue.record("\(finding)") }
     }
 
     @Test func inspect() throws {
         let directory = try TemporaryDirectory()
-        var corpus = [FuzzCLICorpus.handMadeStream]
-        for (index, options) in [["--profile", "baseline"], ["--bframes", "2", "--keyint", "3"]].enumerated() {
-            let output = directory.path("seed-\(index).h264")
-            let made = try Tools.vtrecord(["--test-pattern", "--size", "64x64", "--frames", "4", "--encoder", "x264",
-                                           "--quiet", "-o", output] + options)
-            try #require(made.status == 0, "\(made.stderr)")
-            corpus.append(Array(try Data(contentsOf: URL(fileURLWithPath: output))))
-        }
+        let corpus = [FuzzCLICorpus.handMadeStream]
+            + (try Self.recordings([("h264", ["--profile", "baseline"]), ("h264", ["--bframes", "2", "--keyint", "3"])],
+                                   frames: 4, in: directory))
         var campaign = ChildFuzzCampaign(target: "cli-inspect", corpus: corpus, tokens: FuzzCLICorpus.h264Tokens,
                                          iterations: 100, fileExtension: "h264")
         record(try campaign.run(in: directory.url.path, environment: Self.environment(directory),
@@ -43,20 +50,28 @@ import VTTestSupport
     @Test(arguments: ["mp4", "mkv", "ts"])
     func inspectContainers(_ container: String) throws {
         let directory = try TemporaryDirectory()
-        var corpus: [[UInt8]] = []
-        for (index, options) in [["--bframes", "2", "--keyint", "3"], ["--mp4-fragmented", "--keyint", "2"]].enumerated()
-        where container == "mp4" || index == 0 {
-            let output = directory.path("seed-\(index).\(container)")
-            let made = try Tools.vtrecord(["--test-pattern", "--size", "64x64", "--frames", "6", "--encoder", "x264",
-                                           "--quiet", "-o", output] + options)
-            try #require(made.status == 0, "\(made.stderr)")
-            corpus.append(Array(try Data(contentsOf: URL(fileURLWithPath: output))))
-        }
+        let corpus = try Self.recordings([(container, ["--bframes", "2", "--keyint", "3"])]
+                                         + (container == "mp4" ? [("mp4", ["--mp4-fragmented", "--keyint", "2"])] : []),
+                                         frames: 6, in: directory)
         var campaign = ChildFuzzCampaign(target: "cli-inspect-\(container)", corpus: corpus, tokens: FuzzCLICorpus.h264Tokens,
                                          iterations: 60, fileExtension: container)
         record(try campaign.run(in: directory.url.path, environment: Self.environment(directory),
                                 arguments: { [Tools.vtrecord, "inspect", $0] },
                                 judge: { FuzzCLIJudge.reportOrOneError($0, allowed: [0, 2]) }))
+    }
+
+    /// `verify` on damaged raw streams, MP4, Matroska and MPEG-TS files: a report (clean, or
+    /// damaged with exit 6) and nothing on standard error, or one line with exit 2.
+    @Test func verify() throws {
+        let directory = try TemporaryDirectory()
+        let corpus = try Self.recordings([("h264", ["--bframes", "2", "--keyint", "3"]), ("mp4", ["--bframes", "2", "--keyint", "3"]),
+                                          ("mp4", ["--mp4-fragmented", "--keyint", "3"]), ("mkv", ["--keyint", "3"]),
+                                          ("ts", ["--keyint", "3"])], frames: 6, in: directory)
+        var campaign = ChildFuzzCampaign(target: "cli-verify", corpus: corpus, tokens: FuzzCLICorpus.h264Tokens,
+                                         iterations: 80, fileExtension: "bin")
+        record(try campaign.run(in: directory.url.path, environment: Self.environment(directory),
+                                arguments: { [Tools.vtrecord, "verify", $0] },
+                                judge: FuzzCLIJudge.verdict))
     }
 
     @Test func presetsShow() throws {
@@ -107,6 +122,11 @@ import VTTestSupport
         #expect(FuzzCLIJudge.recording(result(2, "vtrecord: warning: w\nvtrecord: error: e\n"), allowed: [0, 2]) == nil)
         #expect(FuzzCLIJudge.recording(result(4, "x264 [error]: x\nvtrecord: error: e\n"), allowed: [0, 2]) != nil)
         #expect(FuzzCLIJudge.recording(result(0, "fake-va: violation: frame_num\n"), allowed: [0, 2]) != nil)
+        #expect(FuzzCLIJudge.verdict(result(6, "", "x: DAMAGED\n")) == nil)
+        #expect(FuzzCLIJudge.verdict(result(6, "vtrecord: error: x\n", "x: DAMAGED\n")) != nil)
+        #expect(FuzzCLIJudge.verdict(result(6, "")) != nil)
+        #expect(FuzzCLIJudge.verdict(result(2, "vtrecord: error: x\n")) == nil)
+        #expect(FuzzCLIJudge.verdict(result(1, "vtrecord: error: x\n")) != nil)
     }
 }
 
@@ -126,6 +146,16 @@ enum FuzzCLIJudge {
             return "exit \(result.status) with \(lines.count) lines on standard error, not one error line"
         }
         return nil
+    }
+
+    /// `verify` of one file: a report on standard output and nothing on standard error (exit 0
+    /// clean, 6 damaged), or exit 2 with one error line.
+    static func verdict(_ result: ChildProcess.Result) -> String? {
+        if result.status == 0 || result.status == 6 {
+            if !result.standardError.isEmpty { return "exit \(result.status) with messages on standard error" }
+            return result.standardOutput.isEmpty ? "exit \(result.status) with no report" : nil
+        }
+        return reportOrOneError(result, allowed: [2])
     }
 
     /// A recording: warnings may come first, but a failure is one error line, at the end, and

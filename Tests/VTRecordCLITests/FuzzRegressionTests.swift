@@ -115,4 +115,17 @@ import VTTestSupport
         #expect(typed.status == 2)
         #expect(!typed.stderr.contains(preset), "\(typed.stderr)")
     }
+
+    /// Found by FuzzCLITests (seed 3278565669): an output extension vtrecord cannot write, set in
+    /// a preset, was refused with the command line's two-line usage error, because its message
+    /// named only --container, which the preset did not set.
+    @Test func anOutputExtensionInAPresetNamesThePresetLine() throws {
+        let directory = try TemporaryDirectory()
+        let preset = directory.path("ext.toml")
+        try Data("test-pattern = true\noutput = \"out-{n:03}-%Y%m%d.h1e309\"\n".utf8).write(to: URL(fileURLWithPath: preset))
+        let shown = try Tools.run(Tools.vtrecord, ["presets", "show", preset], environment: FuzzCLITests.environment(directory))
+        #expect(shown.status == 2, "\(shown.stderr)")
+        #expect(shown.stderr == "vtrecord: error: \(preset):2: output: cannot write .h1e309 files (-o out-{n:03}-%Y%m%d.h1e309): "
+                + "name the output .h264, .264, .mp4, .m4v, .mkv, .ts, or choose the format with --container h264|mp4|mkv|ts\n")
+    }
 }

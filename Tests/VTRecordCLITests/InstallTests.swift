@@ -74,7 +74,7 @@ import Testing
         #expect(fish.contains("complete -c 'vtrecord'") || fish.contains("complete -c vtrecord"))
         // Completions come from the installed binary's own command tree.
         let bashText = try String(contentsOfFile: installed.bashCompletion, encoding: .utf8)
-        for word in ["--json-summary", "--rate-control", "inspect", "encoders"] {
+        for word in ["--json-summary", "--rate-control", "inspect", "encoders", "verify"] {
             #expect(bashText.contains(word), "bash completion does not offer \(word)")
         }
     }
