@@ -13,7 +13,7 @@
 // Every FFmpeg function vtrecord calls; X(name) for each.
 #define VT_AV_FUNCTIONS(X)                                                                        \
     X(avformat_open_input) X(avformat_find_stream_info) X(av_find_best_stream)                     \
-    X(avformat_close_input) X(av_read_frame) X(avformat_alloc_output_context2)                    \
+    X(avformat_close_input) X(av_read_frame) X(avformat_seek_file) X(avformat_alloc_output_context2)                    \
     X(avformat_new_stream) X(avformat_write_header) X(av_write_frame) X(av_write_trailer)          \
     X(avformat_free_context) X(avio_alloc_context) X(avio_flush) X(avio_context_free)             \
     X(av_packet_alloc) X(av_packet_free) X(av_packet_unref) X(av_malloc) X(av_free)               \
@@ -76,6 +76,10 @@ int vt_av_find_best_stream(AVFormatContext *context, enum AVMediaType type, int 
 }
 void vt_avformat_close_input(AVFormatContext **context) { av.avformat_close_input(context); }
 int vt_av_read_frame(AVFormatContext *context, AVPacket *packet) { return av.av_read_frame(context, packet); }
+int vt_avformat_seek_file(AVFormatContext *context, int stream, int64_t earliest, int64_t target, int64_t latest,
+                          int flags) {
+    return av.avformat_seek_file(context, stream, earliest, target, latest, flags);
+}
 int vt_avformat_alloc_output_context2(AVFormatContext **context, const AVOutputFormat *format,
                                       const char *name, const char *filename) {
     return av.avformat_alloc_output_context2(context, format, name, filename);

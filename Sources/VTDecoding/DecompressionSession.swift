@@ -12,6 +12,8 @@ public struct DecodedFrame: @unchecked Sendable {
     public let token: FrameToken
     /// The decoder concealed damage in this picture, or it refers to pictures that were lost.
     public let isDamaged: Bool
+    /// Full-range levels (0–255, as JPEG has them) rather than video's 16–235.
+    public let isFullRange: Bool
 }
 
 /// Receives each decoded picture in presentation order. An error thrown here ends the decode

@@ -200,7 +200,8 @@ public final class SoftwareDecompressionSession: DecompressionSession {
         let ticks = picture.pts != vt_av_nopts_value() ? picture.pts : picture.best_effort_timestamp
         let damaged = picture.flags & AV_FRAME_FLAG_CORRUPT != 0 || picture.decode_error_flags != 0
         try output(DecodedFrame(pixelBuffer: buffer, pts: MediaTime(value: ticks, timescale: timescale ?? 1),
-                                token: FrameToken(UInt64(bitPattern: picture.reordered_opaque)), isDamaged: damaged))
+                                token: FrameToken(UInt64(bitPattern: picture.reordered_opaque)), isDamaged: damaged,
+                                isFullRange: format == AV_PIX_FMT_YUVJ420P.rawValue || picture.color_range == AVCOL_RANGE_JPEG))
     }
 }
 

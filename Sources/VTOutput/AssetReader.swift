@@ -18,6 +18,9 @@ public final class AssetReader {
         if containerName.contains("mpegts") { return "ts" }
         return containerName
     }
+    /// The first frame's presentation time in seconds (a transport stream's times do not start
+    /// at zero); times given to `seek` are from the start of the file's own clock.
+    public let startTime: Double
     /// Seconds, when the container says.
     public let duration: Double?
     public let width: Int
@@ -64,6 +67,8 @@ public final class AssetReader {
         timeBase = stream.pointee.time_base
         containerName = String(cString: context.pointee.iformat.pointee.name)
         duration = context.pointee.duration > 0 ? Double(context.pointee.duration) / Double(AV_TIME_BASE) : nil
+        startTime = context.pointee.start_time != vt_av_nopts_value()
+            ? Double(context.pointee.start_time) / Double(AV_TIME_BASE) : 0
         let average = stream.pointee.avg_frame_rate
         frameRate = average.num > 0 && average.den > 0
             ? FrameRate(numerator: Int(average.num), denominator: Int(average.den)) : nil
@@ -135,6 +140,17 @@ public final class AssetReader {
                           size: Int(packet.pointee.size), hasTimes: packet.pointee.pts != nopts,
                           hasDecodeTime: packet.pointee.dts != nopts)
         }
+    }
+
+    /// Moves to the keyframe at or before `time` (seconds on the file's clock), through the
+    /// container's index where it has one (MP4's sync samples, Matroska's cues); a time before
+    /// the first keyframe moves to the first. The next `nextPacket()` reads from there.
+    public func seek(toKeyFrameAtOrBefore time: Double) throws(ReadError) {
+        guard let context else { return }
+        let ticks = Int64((time * Double(timeBase.den) / Double(timeBase.num)).rounded(.down))
+        if vt_avformat_seek_file(context, streamIndex, Int64.min, ticks, ticks, 0) >= 0 { return }
+        let status = vt_avformat_seek_file(context, streamIndex, Int64.min, ticks, Int64.max, 0)
+        guard status >= 0 else { throw ReadError(path: path, status: status, doing: "seek in") }
     }
 
     private func time(_ ticks: Int64) -> MediaTime {

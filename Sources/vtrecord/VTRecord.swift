@@ -23,6 +23,7 @@ struct VTRecord: ParsableCommand {
               vtrecord inspect [--json] <file>
               vtrecord remux <file> -o <path> [--timestamps <path>] [--fps <rate>]
               vtrecord verify [--json] <file>…
+              vtrecord thumbnail <file> [--at <times> | --every <time> | --count <n>] [--exact] [--size <WxH>] [--tile <CxR>] [-o <path>]
               vtrecord presets list [--json]
               vtrecord presets show <name> [<options>]
               vtrecord batch [--json] <file.toml>
@@ -46,7 +47,7 @@ struct VTRecord: ParsableCommand {
               130  aborted by a second signal
             """,
         version: version,
-        subcommands: [Devices.self, Formats.self, Controls.self, Encoders.self, Inspect.self, Remux.self, Verify.self, Presets.self, Batch.self]
+        subcommands: [Devices.self, Formats.self, Controls.self, Encoders.self, Inspect.self, Remux.self, Verify.self, Thumbnail.self, Presets.self, Batch.self]
     )
 
     @Option(name: .customLong("preset"), help: ArgumentHelp("Take settings from a preset: a name ('vtrecord presets list') or a TOML file. Repeatable: later presets replace earlier ones key by key, and options on the command line replace both.", valueName: "name|path"))
@@ -85,6 +86,9 @@ struct VTRecord: ParsableCommand {
                 // Parsed on its own: its -o, --timestamps, --fps… are the root command's names
                 // too, and swift-argument-parser would hand them to the root.
                 command = try Remux.parseAsRoot(Array(arguments.dropFirst()))
+            } else if arguments.first == "thumbnail" {
+                // The same: its -o and --size are the root command's names too.
+                command = try Thumbnail.parseAsRoot(Array(arguments.dropFirst()))
             } else if isSubcommand(arguments.first) {
                 command = try parseAsRoot(arguments)
             } else {

@@ -36,6 +36,8 @@ int vt_av_find_best_stream(AVFormatContext *context, enum AVMediaType type, int 
                            const AVCodec **decoder, int flags);
 void vt_avformat_close_input(AVFormatContext **context);
 int vt_av_read_frame(AVFormatContext *context, AVPacket *packet);
+int vt_avformat_seek_file(AVFormatContext *context, int stream, int64_t earliest, int64_t target, int64_t latest,
+                          int flags);
 int vt_avformat_alloc_output_context2(AVFormatContext **context, const AVOutputFormat *format,
                                       const char *name, const char *filename);
 AVStream *vt_avformat_new_stream(AVFormatContext *context, const AVCodec *codec);

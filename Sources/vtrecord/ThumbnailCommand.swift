@@ -1,0 +1,160 @@
+import ArgumentParser
+import Foundation
+import VTCore
+import VTDecoding
+import VTOutput
+
+/// `vtrecord thumbnail FILE`: JPEG pictures out of a recording.
+struct Thumbnail: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Take JPEG pictures out of a recording: at chosen times, every so often, or spread over it; one file each, or a contact sheet.",
+        discussion: """
+            By default each picture is the keyframe at or before its time, which takes one \
+            decoded frame; --exact gives the first picture at or after the time, as \
+            'ffmpeg -ss T -frames:v 1' does. MP4, Matroska and MPEG-TS are seeked through their \
+            index, so a picture from the middle of a long file does not read what comes before it.
+            """
+    )
+
+    @Argument(help: ArgumentHelp("A raw .h264 (Annex B), MP4, Matroska or MPEG-TS file.", valueName: "file"))
+    var file: String
+
+    @Option(name: .long, help: ArgumentHelp("Times to take pictures at, comma-separated: '10s,1m30s,90'.", valueName: "times"))
+    var at: TimeListArgument?
+
+    @Option(name: .long, help: ArgumentHelp("A picture every so long, from the start.", valueName: "time"))
+    var every: DurationArgument?
+
+    @Option(name: .long, help: ArgumentHelp("So many pictures spread evenly over the recording (default 1, or a sheet's cells with --tile).", valueName: "n"))
+    var count: Int?
+
+    @Flag(name: .long, help: "The picture at each time, decoded from the keyframe before it, instead of that keyframe.")
+    var exact = false
+
+    @Option(name: .long, help: ArgumentHelp("The pictures' size: '320x' (the height follows the aspect), 'x180', or '320x180' (default: the recording's).", valueName: "WxH"))
+    var size: PictureSizeArgument?
+
+    @Option(name: .long, help: ArgumentHelp("A contact sheet: the pictures COLUMNSxROWS to a JPEG, in time order.", valueName: "CxR"))
+    var tile: TileArgument?
+
+    @Option(name: .long, help: ArgumentHelp("JPEG quality, 1 to 100.", valueName: "q"))
+    var quality = 85
+
+    @Option(name: [.short, .long], help: ArgumentHelp("Where to write: a template with {n} (the picture's or sheet's number, from 1; {n:03} pads it) and {device} (the file's name without extension) (default '{device}-{n:03}.jpg'; '-' for standard output when there is one JPEG).", valueName: "path"))
+    var output = "{device}-{n:03}.jpg"
+
+    func validate() throws {
+        guard [at != nil, every != nil, count != nil].filter({ $0 }).count <= 1 else {
+            throw ValidationError("--at, --every and --count each choose the times: give one of them")
+        }
+        if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+        guard (1...100).contains(quality) else { throw ValidationError("--quality must be between 1 and 100, not \(quality)") }
+    }
+
+    func run() throws {
+        let template: OutputTemplate
+        do { template = try OutputTemplate(output) } catch { throw ValidationError(error.description) }
+        let generator = try AssetImageGenerator(path: file)
+        let times = try chosenTimes(generator)
+        let perFile = tile.map { $0.columns * $0.rows } ?? 1
+        let files = (times.count + perFile - 1) / perFile
+        if files > 1 && !template.numbersSegments {
+            throw ValidationError("\(times.count) pictures make \(files) files: give -o a template with {n}, such as 'thumb-{n:03}.jpg'")
+        }
+        if files > 1 && template.isStandardOutput {
+            throw ValidationError("\(files) JPEG files cannot all go to standard output: give -o a template with {n}")
+        }
+        var pictures: [PixelBuffer] = []
+        var number = 0
+        let name = URL(fileURLWithPath: file).deletingPathExtension().lastPathComponent
+        for (index, time) in times.enumerated() {
+            let image = try generator.image(at: time, exact: exact)
+            pictures.append(try shaped(image))
+            guard pictures.count == perFile || index == times.count - 1 else { continue }
+            number += 1
+            let picture: PixelBuffer
+            if let tile {
+                picture = Pictures.tiled(pictures, columns: tile.columns, rows: tile.rows)
+            } else {
+                picture = pictures[0]
+            }
+            pictures.removeAll()
+            let bytes = try Pictures.jpeg(picture, quality: quality)
+            let path = template.expand(.init(date: Date(), device: name, segment: number))
+            try writeWholeFile(path: path, bytes: bytes)
+        }
+    }
+
+    /// The times asked for, in seconds, checked against the recording's length.
+    private func chosenTimes(_ generator: AssetImageGenerator) throws -> [Double] {
+        if let at { return at.seconds }
+        guard let length = try generator.length(), length > 0 else {
+            throw ReadError(path: file, reason: "does not say how long it is: name the times with --at")
+        }
+        if let every {
+            return stride(from: 0, to: length, by: every.seconds).map { $0 }
+        }
+        let count = self.count ?? tile.map { $0.columns * $0.rows } ?? 1
+        return (0..<count).map { (Double($0) + 0.5) * length / Double(count) }
+    }
+
+    /// A picture at the asked size, in full-range levels for JPEG.
+    private func shaped(_ image: AssetImageGenerator.Image) throws -> PixelBuffer {
+        let source = image.picture
+        var width = source.width
+        var height = source.height
+        if let size {
+            switch (size.width, size.height) {
+            case let (w?, h?): (width, height) = (w, h)
+            case let (w?, nil): (width, height) = (w, Int((Double(w) * Double(source.height) / Double(source.width)).rounded()))
+            case let (nil, h?): (width, height) = (Int((Double(h) * Double(source.width) / Double(source.height)).rounded()), h)
+            case (nil, nil): break
+            }
+        }
+        // 4:2:0 and the sheet's cells take even sizes.
+        width = max(2, width + width % 2)
+        height = max(2, height + height % 2)
+        let picture = Pictures.scaled(source, width: width, height: height)
+        if !image.isFullRange { Pictures.expandToFullRange(picture) }
+        return picture
+    }
+}
+
+/// `--at 10s,1m,90`: times in seconds.
+struct TimeListArgument: ExpressibleByArgument {
+    let seconds: [Double]
+    init?(argument: String) {
+        let parts = argument.split(separator: ",", omittingEmptySubsequences: false).map { parseDuration(String($0)) }
+        guard !parts.isEmpty, parts.allSatisfy({ $0 != nil }) else { return nil }
+        seconds = parts.compactMap { $0 }
+    }
+}
+
+/// `--size 320x`, `x180`, `320x180`.
+struct PictureSizeArgument: ExpressibleByArgument {
+    let width: Int?
+    let height: Int?
+    init?(argument: String) {
+        let parts = argument.lowercased().split(separator: "x", omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return nil }
+        let width = parts[0].isEmpty ? nil : Int(parts[0])
+        let height = parts[1].isEmpty ? nil : Int(parts[1])
+        guard (parts[0].isEmpty || width != nil) && (parts[1].isEmpty || height != nil), width != nil || height != nil,
+              (width ?? 2) >= 2 && (width ?? 2) <= 16384, (height ?? 2) >= 2 && (height ?? 2) <= 16384 else { return nil }
+        self.width = width
+        self.height = height
+    }
+}
+
+/// `--tile 4x3`.
+struct TileArgument: ExpressibleByArgument {
+    let columns: Int
+    let rows: Int
+    init?(argument: String) {
+        let parts = argument.lowercased().split(separator: "x")
+        guard parts.count == 2, let columns = Int(parts[0]), let rows = Int(parts[1]),
+              (1...64).contains(columns), (1...64).contains(rows) else { return nil }
+        self.columns = columns
+        self.rows = rows
+    }
+}
