@@ -71,7 +71,10 @@ public final class AssetImageGenerator {
                 do { try session.decode(frame, format: packet.format) } catch DecoderError.damaged { continue }
             }
         }
-        if chosen == nil { try session.finishDelayedFrames() }
+        if chosen == nil {
+            // A damaged last unit does not take the pictures before it with it.
+            do { try session.finishDelayedFrames() } catch DecoderError.damaged {}
+        }
         guard let image = chosen ?? last else {
             throw ReadError(path: path, reason: String(format: "has no picture to show at %.3f s", time))
         }
@@ -140,7 +143,10 @@ public final class AssetImageGenerator {
             do { try session.decode(frame, format: packet.format) } catch DecoderError.damaged { continue }
             if !exact { break }
         }
-        if chosen == nil { try session.finishDelayedFrames() }
+        if chosen == nil {
+            // A damaged last unit does not take the pictures before it with it.
+            do { try session.finishDelayedFrames() } catch DecoderError.damaged {}
+        }
         guard let image = chosen else {
             throw ReadError(path: path, reason: String(format: "has no picture to show at %.3f s", time))
         }

@@ -135,11 +135,10 @@ public final class SoftwareDecompressionSession: DecompressionSession {
 
     public func finishDelayedFrames() throws {
         guard let context else { return }
+        // Draining can itself report a unit it could not decode: damage, as in `decode`.
         let status = vt_avcodec_send_packet(context, nil)
-        guard status >= 0 || status == vt_averror_eof() else {
-            throw DecoderError.failed(decoder: decoderName, reason: FFmpegLibraries.errorText(status))
-        }
-        let refused = try receive()
+        let drainRefused = status < 0 && status != vt_averror_eof() ? status : nil
+        let refused = try receive() ?? drainRefused
         // Ready for more units, as a VideoToolbox session is after finishing its frames.
         vt_avcodec_flush_buffers(context)
         if let refused { try refuse(refused, token: lastToken) }

@@ -43,26 +43,34 @@ struct Thumbnail: ParsableCommand {
     @Option(name: [.short, .long], help: ArgumentHelp("Where to write: a template with {n} (the picture's or sheet's number, from 1; {n:03} pads it) and {device} (the file's name without extension) (default '{device}-{n:03}.jpg'; '-' for standard output when there is one JPEG).", valueName: "path"))
     var output = "{device}-{n:03}.jpg"
 
+    /// A bound on one run's pictures, so a mistyped --every cannot fill a disk.
+    static let mostPictures = 10_000
+
     func validate() throws {
         guard [at != nil, every != nil, count != nil].filter({ $0 }).count <= 1 else {
             throw ValidationError("--at, --every and --count each choose the times: give one of them")
         }
-        if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+        if let count, !(1...Self.mostPictures).contains(count) {
+            throw ValidationError("--count must be between 1 and \(Self.mostPictures), not \(count)")
+        }
         guard (1...100).contains(quality) else { throw ValidationError("--quality must be between 1 and 100, not \(quality)") }
     }
 
     func run() throws {
         let template: OutputTemplate
-        do { template = try OutputTemplate(output) } catch { throw ValidationError(error.description) }
+        do { template = try OutputTemplate(output) } catch { throw UsageError("-o \(output): \(error.description)") }
         let generator = try AssetImageGenerator(path: file)
         let times = try chosenTimes(generator)
+        guard times.count <= Self.mostPictures else {
+            throw UsageError("that asks for \(times.count) pictures, more than \(Self.mostPictures): choose a longer --every or a smaller --count")
+        }
         let perFile = tile.map { $0.columns * $0.rows } ?? 1
         let files = (times.count + perFile - 1) / perFile
         if files > 1 && !template.numbersSegments {
-            throw ValidationError("\(times.count) pictures make \(files) files: give -o a template with {n}, such as 'thumb-{n:03}.jpg'")
+            throw UsageError("\(times.count) pictures make \(files) files: give -o a template with {n}, such as 'thumb-{n:03}.jpg'")
         }
         if files > 1 && template.isStandardOutput {
-            throw ValidationError("\(files) JPEG files cannot all go to standard output: give -o a template with {n}")
+            throw UsageError("\(files) JPEG files cannot all go to standard output: give -o a template with {n}")
         }
         var pictures: [PixelBuffer] = []
         var number = 0

@@ -74,6 +74,19 @@ import VTTestSupport
                                 judge: FuzzCLIJudge.verdict))
     }
 
+    /// `thumbnail` on the same kinds of damaged files: a JPEG on standard output and nothing on
+    /// standard error, or one line with exit 2.
+    @Test func thumbnail() throws {
+        let directory = try TemporaryDirectory()
+        let corpus = try Self.recordings([("h264", ["--bframes", "2", "--keyint", "3"]), ("mp4", ["--bframes", "2", "--keyint", "3"]),
+                                          ("mkv", ["--keyint", "3"]), ("ts", ["--keyint", "3"])], frames: 6, in: directory)
+        var campaign = ChildFuzzCampaign(target: "cli-thumbnail", corpus: corpus, tokens: FuzzCLICorpus.h264Tokens,
+                                         iterations: 40, fileExtension: "bin")
+        record(try campaign.run(in: directory.url.path, environment: Self.environment(directory),
+                                arguments: { [Tools.vtrecord, "thumbnail", $0, "--at", "0.1", "--exact", "-o", "-"] },
+                                judge: { FuzzCLIJudge.reportOrOneError($0, allowed: [0, 2]) }))
+    }
+
     @Test func presetsShow() throws {
         let directory = try TemporaryDirectory()
         var campaign = ChildFuzzCampaign(target: "cli-preset", corpus: try FuzzCLICorpus.presets(), tokens: FuzzCLICorpus.tomlTokens,

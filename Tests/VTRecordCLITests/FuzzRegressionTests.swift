@@ -128,4 +128,34 @@ import VTTestSupport
         #expect(shown.stderr == "vtrecord: error: \(preset):2: output: cannot write .h1e309 files (-o out-{n:03}-%Y%m%d.h1e309): "
                 + "name the output .h264, .264, .mp4, .m4v, .mkv, .ts, or choose the format with --container h264|mp4|mkv|ts\n")
     }
+
+    /// Found by FuzzCLITests (seed 3325022844): a raw stream whose last unit breaks as the decoder
+    /// drains (a cut, bytes inserted) ended `thumbnail` with exit 4, "the software decoder
+    /// failed", because the session took an error while draining for its own failure rather
+    /// than damage. Now it is damage: no picture to show (exit 2, one line), and verify says
+    /// damaged (exit 6).
+    @Test func anErrorWhileDrainingIsDamageNotAFailedDecoder() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("drain.h264")
+        let bytes = try #require(Data(base64Encoded: [
+            "AAAAAWdkAAqs2UQAAEQAAAMABAAAAwDyPEiWWAAAAAFo6+PLIsAAAAABBgX//6bcRem95tlIt5Ys2CDZI+7veDI2NCAtIGNv",
+            "cmUgMTY0IHIzMDk1IGJhZWU0MDAgLSBILjI2NC9NUEVHLTQgQVZDIGNvZGVjIC0gQ29wedY/bGVmdCAyMDAzLTIwMjIgLSBo",
+            "dHRwOi8vd3d3LnZpZGVvbGFuLm9yZy94MjY0Lmh0bWwgLSBvcHRpb25zOiBjYWJhYz0xIHJlZj0zIGRlYmxvY2s9MTowOjAg",
+            "YW5hbHlzZT0weDM6MHgxMTMgbWU9aGV4IHN1Ym1lPTcgcHN5PTEgcHN5X3JkPTEuMDA6MC4wMCBtaXhlZF9yZWY9MSBtZV9y",
+            "YW5nZT0xNiBjaHJvbWFfbWU9MSB0cmVsbGlzPTEgOHg4ZGN0PTEgY3FtPTAgZGVhZHpvbmU9MjEsMTEgZmFzdF9wc2tpcD0x",
+            "IGNocm9tYV9xcF9vZmZzZXQ9LTIgdGhyZWFkcz0yIGxvb2thaGVhZF90aHJlYWRzPTEgc2xpY2VkX3RocmVhZHM9MCBucj0w",
+            "IGRlY2ltYXRlPTEgaW50ZXJsYWNlZD0wIGJsdXJheV9jb21wYXQ9MCBjb25zdHJhaW5lZF9pbnRyYT0wIGJmcmFtZXM9MiBi",
+            "X3B5cmFtaWQ9MiBiX2FkYXB0PTEgYl9iaWFzPTAgZGlyZWN0PTEgd2VpZ2h0Yj0xIG9wZW5fZ29wPTAgd2VpZ2h0cD0yIGtl",
+            "eWludD0zIGtleWludF9taW49MSBzY2VuZWN1dD00MCBpbnRyYV9yZWZyZXNoPTAgcmNfbG9va2FoZWFkPTMgcmM9Y3JmIG1i",
+            "dHJlZT0xIGNyZj0yMy4wIHFjb21wPTAuNjAgcXBtaW49MCBxcG1heD02OSBxcHN0ZXA9NCBpcF9yYXRpbz0xLjQwIGFxPTE6",
+            "MS4wMACAAAAAAWWIhAAx/wP7/8O25SEfnj/+oquXcX8aADKIUEoKyVmV/Yj//GXvr6IOQTM="
+        ].joined()))
+        try bytes.write(to: URL(fileURLWithPath: path))
+        let thumbnail = try Tools.vtrecord(["thumbnail", path, "--at", "0.1", "--exact", "-o", directory.path("t.jpg")])
+        #expect(thumbnail.status == 2, "\(thumbnail.stderr)")
+        #expect(thumbnail.stderr == "vtrecord: error: \(path): has no picture to show at 0.100 s\n")
+        let verify = try Tools.vtrecord(["verify", path])
+        #expect(verify.status == 6, "\(verify.stderr)")
+        #expect(verify.stderr.isEmpty)
+    }
 }
