@@ -14,15 +14,8 @@ import VTDecoding
         return path
     }
 
-    static func packed(_ buffer: PixelBuffer) -> Data {
-        var bytes = Data()
-        for plane in buffer.planes {
-            for row in 0..<plane.rows {
-                bytes.append(UnsafeBufferPointer(start: plane.baseAddress + row * plane.bytesPerRow, count: plane.rowBytes))
-            }
-        }
-        return bytes
-    }
+    /// The picture's planes packed, as FFmpeg writes raw I420.
+    static func packed(_ buffer: PixelBuffer) -> Data { Data(DecompressionSessionTests.packed(buffer)) }
 
     /// FFmpeg's picture for `-ss time`, as raw I420. FFmpeg cannot seek in a raw stream (it
     /// gives no picture), and in a transport stream it starts decoding wherever its timestamp
