@@ -47,16 +47,20 @@ public struct CapturedFrame: ~Copyable, Sendable {
     /// Frames before this one came from another stream (a reconnected camera): it starts a
     /// new GOP.
     public var isDiscontinuity: Bool
+    /// The picture as the camera compressed it (a Motion-JPEG frame's bytes, exactly as the
+    /// driver delivered them), when the source was asked to keep it; nil otherwise.
+    public var compressed: [UInt8]?
 
     /// Takes over the lease of `buffer`, which must be leased (`beginLease()`).
     public init(leasing buffer: PixelBuffer, pts: MediaTime, sequence: UInt64, captureTime: Int64? = nil,
-                isDiscontinuity: Bool = false) {
+                isDiscontinuity: Bool = false, compressed: [UInt8]? = nil) {
         precondition(buffer.isLeased, "a captured frame takes over a leased buffer")
         self.buffer = buffer
         self.pts = pts
         self.sequence = sequence
         self.captureTime = captureTime
         self.isDiscontinuity = isDiscontinuity
+        self.compressed = compressed
     }
 
     deinit {

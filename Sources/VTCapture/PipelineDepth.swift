@@ -4,8 +4,9 @@
 ///
 /// A frame is out of the source's hands while it waits in the queue between the capture and
 /// encoder threads, while the capture thread hands it to that queue, while it is being
-/// encoded (the encoders copy the picture inside `encode`), and — with `--timing cfr` — while
-/// the constant-rate grid holds it back until the next frame shows how many slots it fills.
+/// encoded (the encoders copy the picture inside `encode`), with `--timing cfr` while the
+/// constant-rate grid holds it back until the next frame shows how many slots it fills, and
+/// with `--snapshot` while the still taker copies it after it was encoded.
 /// A pool of `framesHeld` buffers therefore never runs dry, so a live source never waits
 /// for one; a camera whose buffers are handed out without a copy needs more driver buffers
 /// than that, and copies instead when the driver would be left too few (`V4L2Source`).
@@ -14,19 +15,22 @@ public struct PipelineDepth: Sendable, Equatable {
     public let queue: Int
     /// Whether the constant-rate grid holds a frame back.
     public let holdsGridFrame: Bool
+    /// Whether a still taker (`--snapshot`) holds a frame after it was encoded.
+    public let holdsStill: Bool
 
     /// The queue of the default pipeline: a few frames absorb an encoder's uneven pace (a
     /// keyframe, a scene change) without dropping, and no more, since a live source's frames
     /// only grow older there.
     public static let defaultQueue = 4
 
-    public init(queue: Int = PipelineDepth.defaultQueue, holdsGridFrame: Bool = false) {
+    public init(queue: Int = PipelineDepth.defaultQueue, holdsGridFrame: Bool = false, holdsStill: Bool = false) {
         precondition(queue >= 1, "the pipeline needs room for one frame between its threads")
         self.queue = queue
         self.holdsGridFrame = holdsGridFrame
+        self.holdsStill = holdsStill
     }
 
     /// Frames the pipeline may hold at once: the queue, the frame the capture thread is
-    /// handing over, the frame in the encoder, and the grid's.
-    public var framesHeld: Int { queue + 2 + (holdsGridFrame ? 1 : 0) }
+    /// handing over, the frame in the encoder, the grid's and the still taker's.
+    public var framesHeld: Int { queue + 2 + (holdsGridFrame ? 1 : 0) + (holdsStill ? 1 : 0) }
 }

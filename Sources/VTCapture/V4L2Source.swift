@@ -34,6 +34,9 @@ public final class V4L2Source: CaptureSource {
     private let reconnects: Bool
     /// `--control` settings, set again after a reconnect (a replugged camera forgets them).
     let controls: [ControlSetting]
+    /// Each Motion-JPEG frame also carries the camera's own bytes (`CapturedFrame.compressed`):
+    /// a still is written as the camera made it. Off for recording, which only needs pictures.
+    let keepsCompressed: Bool
     let interrupt = SourceInterrupt()
     private let reader: Mutex<Reader>
     let counters = Mutex(CaptureStatistics())
@@ -75,9 +78,10 @@ public final class V4L2Source: CaptureSource {
     ///
     /// `strict`: a format, size or rate other than the asked one is an error instead of a
     /// notice. `controls` are set after the format and rate (S_FMT may reset some), in order.
+    /// `keepCompressed`: Motion-JPEG frames carry the camera's JPEG as well as the picture.
     public init(path: String, request: CameraRequest, bufferCount: Int = 8, depth: PipelineDepth = PipelineDepth(),
                 strict: Bool = false,
-                reconnect: Bool = false, controls: [ControlSetting] = [],
+                reconnect: Bool = false, controls: [ControlSetting] = [], keepCompressed: Bool = false,
                 logger: Logger = Logger(label: "vtrecord.capture")) throws(CaptureError) {
         let device = try V4L2Device(path: path)
         let offered = try device.enumerateFormats()
@@ -115,6 +119,7 @@ public final class V4L2Source: CaptureSource {
         self.depth = depth
         self.reconnects = reconnect
         self.controls = controls
+        self.keepsCompressed = keepCompressed
         zeroCopy = Self.canPassWithoutCopy(cameraFormat, image, ring)
         format = SourceFormat(pixelFormat: zeroCopy ? cameraFormat.deliveredPixelFormat : .i420,
                               width: image.width, height: image.height, frameRate: rate,
@@ -235,6 +240,7 @@ public final class V4L2Source: CaptureSource {
         let image = stream.image
         let source = UnsafeRawPointer(stream.ring.mappings[index].address)
         let buffer: PixelBuffer
+        var compressed: [UInt8]?
         if zeroCopy && stream.ring.buffersWithDriver >= Self.driverReserve {
             guard filled.bytesUsed >= stream.rawImageSize else {
                 return rejected(index, stream.ring,
@@ -253,6 +259,11 @@ public final class V4L2Source: CaptureSource {
                 return nil
             }
             buffer = pooled
+            // Copied before the buffer goes back to the driver; a JPEG that does not decode
+            // (below) is rejected with its frame, so a still is never a damaged picture.
+            if keepsCompressed && cameraFormat == .mjpeg {
+                compressed = Array(UnsafeRawBufferPointer(start: source, count: filled.bytesUsed))
+            }
             do throws(FrameConverter.Failure) {
                 switch cameraFormat {
                 case .yuyv:
@@ -275,7 +286,8 @@ public final class V4L2Source: CaptureSource {
         return CapturedFrame(leasing: buffer,
                              pts: MediaTime(value: relative / 1_000, timescale: 1_000_000),
                              sequence: UInt64(filled.sequence),
-                             captureTime: filled.timestamp, isDiscontinuity: reader.discontinuity)
+                             captureTime: filled.timestamp, isDiscontinuity: reader.discontinuity,
+                             compressed: compressed)
     }
 
     /// When a frame is shown, in nanoseconds after the first: its timestamp, unless that is no

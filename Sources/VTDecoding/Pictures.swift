@@ -5,12 +5,29 @@ import VTCore
 /// What a thumbnail, a contact sheet and a still are made with: copies, libyuv scaling,
 /// tiling and libturbojpeg's JPEG encoder, on I420 pictures.
 public enum Pictures {
-    /// A tightly packed copy of an I420 picture that owns its memory (a decoder's picture goes
-    /// back to it once released).
+    /// A tightly packed I420 copy of an I420 or NV12 picture that owns its memory (a decoder's
+    /// or a camera's picture goes back to it once released).
     public static func copy(_ picture: PixelBuffer) -> PixelBuffer {
         let copy = PixelBuffer(format: .i420, width: picture.width, height: picture.height)
-        place(picture, into: copy, x: 0, y: 0)
+        guard picture.format == .nv12 else {
+            place(picture, into: copy, x: 0, y: 0)
+            return copy
+        }
+        let s = picture.planes
+        let d = copy.planes
+        let status = NV12ToI420(s[0].baseAddress, Int32(s[0].bytesPerRow), s[1].baseAddress, Int32(s[1].bytesPerRow),
+                                d[0].baseAddress, Int32(d[0].bytesPerRow), d[1].baseAddress, Int32(d[1].bytesPerRow),
+                                d[2].baseAddress, Int32(d[2].bytesPerRow), Int32(picture.width), Int32(picture.height))
+        precondition(status == 0, "NV12ToI420 refused a \(picture.width)x\(picture.height) picture")
         return copy
+    }
+
+    /// A captured picture (I420 or NV12, a camera's or a file's) as a JPEG, made from a packed
+    /// copy with video levels stretched to JPEG's full range unless `fullRange` already.
+    public static func still(_ picture: PixelBuffer, fullRange: Bool, quality: Int) throws(JPEGError) -> [UInt8] {
+        let packed = copy(picture)
+        if !fullRange { expandToFullRange(packed) }
+        return try jpeg(packed, quality: quality)
     }
 
     /// `picture` scaled to `width`×`height` with libyuv's box filter (the best for shrinking).
@@ -65,10 +82,12 @@ public enum Pictures {
             chroma[value] = UInt8(clamping: Int(((Double(value) - 128) * 255 / 224 + 128).rounded()))
         }
         for (index, plane) in picture.planes.enumerated() {
-            let table = index == 0 ? luma : chroma
-            for row in 0..<plane.rows {
-                let line = plane.baseAddress + row * plane.bytesPerRow
-                for column in 0..<plane.rowBytes { line[column] = table[Int(line[column])] }
+            (index == 0 ? luma : chroma).withUnsafeBufferPointer { table in
+                let map = table.baseAddress!
+                for row in 0..<plane.rows {
+                    let line = plane.baseAddress + row * plane.bytesPerRow
+                    for column in 0..<plane.rowBytes { line[column] = map[Int(line[column])] }
+                }
             }
         }
     }

@@ -62,6 +62,8 @@ public final class Recorder {
     private let timing: FrameRate?
     private let timestamps: TimestampLog?
     private let progress: ProgressReporter?
+    /// `--snapshot`: takes each frame it wants once the frame has been encoded.
+    private let stills: StillTaker?
 
     private var session: (any CompressionSession)?
     private var output: (any MediaOutput)?
@@ -95,12 +97,14 @@ public final class Recorder {
     /// `retiming` places frame n at n ÷ rate instead of at the source's time: a file whose
     /// header rate is overridden (`--fps` with `--input`). `timing` places frames on a
     /// constant-rate grid (`--timing cfr`). `timestamps` logs each encoded frame's time.
-    /// `depth` sizes the queue; the source's pools are sized from the same value.
+    /// `depth` sizes the queue; the source's pools are sized from the same value. `stills`
+    /// is offered every frame after it was encoded.
     public init(source: any CaptureSource, realTime: Bool, limits: RecordingLimits,
                 retiming: FrameRate? = nil, timing: FrameRate? = nil, timestamps: TimestampLog? = nil,
-                depth: PipelineDepth = PipelineDepth(), progress: ProgressReporter? = nil,
+                depth: PipelineDepth = PipelineDepth(), progress: ProgressReporter? = nil, stills: StillTaker? = nil,
                 makeSession: @escaping SessionFactory, makeOutput: @escaping OutputFactory) {
         precondition(timing == nil || depth.holdsGridFrame, "a constant-rate grid holds a frame the depth must count")
+        precondition(stills == nil || depth.holdsStill, "a still taker holds a frame the depth must count")
         self.control = RecordingControl(source: source, depth: depth)
         self.source = source
         self.makeOutput = makeOutput
@@ -110,6 +114,7 @@ public final class Recorder {
         self.timing = timing
         self.timestamps = timestamps
         self.progress = progress
+        self.stills = stills
         self.makeSession = makeSession
     }
 
@@ -161,6 +166,7 @@ public final class Recorder {
             reason = .error
             control.stopCapture()
         }
+        stills?.finish()
         finishCapture()
         // Every run, clean or failed, hands the encoder back here, once: x264 joins its
         // threads, a VA-API device gets its context and surfaces back. The process may exit
@@ -191,6 +197,7 @@ public final class Recorder {
         statistics.framesDroppedTiming = framesDroppedTiming
         statistics.latency = latency
         statistics.longestCaptureHandoff = control.longestHandoffMilliseconds
+        statistics.stills = stills?.statistics
         statistics.source = source.statistics
         statistics.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return RecordingResult(statistics: statistics, stopReason: reason, encoder: encoder,
@@ -225,6 +232,7 @@ public final class Recorder {
             guard limitHit == nil else { continue }
             try submit(frame.buffer, pts: frame.pts, shownAt: frame.pts, captureTime: frame.captureTime,
                        keyFrame: frame.isDiscontinuity, session: session)
+            if let stills, limitHit == nil { stills.offer(frame) }
         }
         return stopReason()
     }
@@ -238,10 +246,12 @@ public final class Recorder {
             if let emission = grid.add(frame) {
                 framesDroppedTiming = grid.framesDisplaced
                 try encode(emission, grid: grid, session: session)
+                if let stills, limitHit == nil { stills.offer(emission.frame) }
             }
         }
         if limitHit == nil, let last = grid.finish() {
             try encode(last, grid: grid, session: session)
+            if let stills, limitHit == nil { stills.offer(last.frame) }
         }
         return stopReason()
     }

@@ -21,6 +21,8 @@ public struct RecordingStatistics: Sendable, Equatable {
     /// drop it). A live source's capture thread never waits for the encoder, so this stays
     /// far below a frame interval; a file's reader waits for room by design.
     public var longestCaptureHandoff = 0.0
+    /// `--snapshot`: stills written, skipped and failed; nil without it.
+    public var stills: StillTaker.Statistics?
     /// Wall-clock time of the run.
     public var seconds = 0.0
 

@@ -97,6 +97,11 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
     public var latencyP99: Double?
     /// The longest the capture thread took to hand a frame on (milliseconds).
     public var captureHandoffMax: Double
+    /// `--snapshot`: stills written, skipped because the one before was still being made, and
+    /// failed; absent without it.
+    public var snapshotsWritten: Int?
+    public var snapshotsSkipped: Int?
+    public var snapshotsFailed: Int?
     public var framesBad: Int
     public var framesTruncated: Int
     public var stopReason: StopReason
@@ -112,6 +117,8 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
         case framesRetimed = "frames_retimed"
         case captureFPS = "capture_fps", latencyP50 = "latency_ms_p50", latencyP99 = "latency_ms_p99"
         case captureHandoffMax = "capture_handoff_ms_max"
+        case snapshotsWritten = "snapshots_written", snapshotsSkipped = "snapshots_skipped"
+        case snapshotsFailed = "snapshots_failed"
         case framesTruncated = "frames_truncated", stopReason = "stop_reason", error, settings
     }
 
@@ -150,6 +157,9 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
         latencyP50 = s.latency.quantile(0.5).map { ($0 * 100).rounded() / 100 }
         latencyP99 = s.latency.quantile(0.99).map { ($0 * 100).rounded() / 100 }
         captureHandoffMax = (s.longestCaptureHandoff * 1000).rounded() / 1000
+        snapshotsWritten = s.stills?.written
+        snapshotsSkipped = s.stills?.skipped
+        snapshotsFailed = s.stills?.failed
         framesBad = s.source.badFrames
         framesTruncated = s.source.truncatedFrames
         stopReason = result.stopReason

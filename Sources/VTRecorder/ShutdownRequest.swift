@@ -1,12 +1,13 @@
 import Synchronization
+import VTCapture
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// The process's answer to being told to end (SIGINT, SIGTERM, as `SignalMonitor` hears them),
-/// from the moment vtrecord starts opening its source: the first asks for a clean stop, a
-/// second aborts at once.
+/// from the moment vtrecord starts opening its source: the first asks for a clean stop (of a
+/// recording, or of a source read on its own, as `snapshot` does), a second aborts at once.
 ///
 /// A signal can come before there is a recording to stop, while a slow camera opens or
 /// negotiates its format. It is kept, and the recording ends as soon as it is made, before it
@@ -16,6 +17,7 @@ public final class ShutdownRequest: Sendable {
     private struct State {
         var requested = false
         var recording: RecordingControl?
+        var source: (any CaptureSource)?
     }
 
     private let state = Mutex(State())
@@ -26,11 +28,12 @@ public final class ShutdownRequest: Sendable {
 
     /// The first signal: stops the recording, or the one about to be made.
     public func request() {
-        let recording = state.withLock { state in
+        let (recording, source) = state.withLock { state in
             state.requested = true
-            return state.recording
+            return (state.recording, state.source)
         }
         recording?.requestStop()
+        source?.stop()
     }
 
     /// From now on a request goes to `recorder`; one made earlier goes to it at once.
@@ -41,6 +44,16 @@ public final class ShutdownRequest: Sendable {
             return state.requested
         }
         if requested { recording.requestStop() }
+    }
+
+    /// From now on a request stops `source` (read without a recorder); one made earlier stops
+    /// it at once.
+    public func attach(_ source: any CaptureSource) {
+        let requested = state.withLock { state in
+            state.source = source
+            return state.requested
+        }
+        if requested { source.stop() }
     }
 
     /// The second signal. A recording aborts without cutting an access unit in half; before

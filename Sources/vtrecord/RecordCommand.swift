@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import VTCapture
 import VTCore
+import VTDecoding
 import VTEncoding
 import VTH264
 import VTOutput
@@ -59,7 +60,7 @@ extension VTRecord {
         let container = try output.chosenContainer()
         let timing = input.timing(for: container)
         // The frames the pipeline can hold, which the source's buffer pools are sized for.
-        let depth = PipelineDepth(holdsGridFrame: timing == .cfr)
+        let depth = PipelineDepth(holdsGridFrame: timing == .cfr, holdsStill: output.snapshot != nil)
         let source: any CaptureSource
         do {
             source = try openSource(depth: depth, logger: logger)
@@ -102,6 +103,10 @@ extension VTRecord {
         if container == .mp4 && template.isStandardOutput && !output.quiet {
             logger.notice("standard output cannot be finalized: the MP4 stays fragmented")
         }
+        let stills = try output.snapshot.map { path in
+            try Self.stillTaker(path: path, interval: output.snapshotInterval!, fullRange: format.fullRange == true,
+                                logger: logger)
+        }
         let progress = output.quiet ? nil : ProgressReporter.forTerminal(frameRate: format.frameRate)
         let recorder = Recorder(
             source: source, realTime: realTime,
@@ -111,6 +116,7 @@ extension VTRecord {
             timestamps: timestampLog,
             depth: depth,
             progress: progress,
+            stills: stills,
             makeSession: { handler in
                 try selection.makeSession(width: format.width, height: format.height, pixelFormat: format.pixelFormat,
                                           settings: settings,
@@ -177,6 +183,24 @@ extension VTRecord {
         let rate = input.fps?.rate ?? FrameRate(numerator: 30, denominator: 1)!
         return try TestPatternSource(width: size.width, height: size.height, frameRate: rate,
                                      live: encoder.realtime == true, bufferCount: depth.framesHeld)
+    }
+
+    /// JPEG quality of `--snapshot`'s stills.
+    static let snapshotQuality = 90
+
+    /// `--snapshot PATH`: its directory is checked before recording starts (exit 5 if it
+    /// cannot take the file); a failure later costs that still only, with a warning.
+    static func stillTaker(path: String, interval: Double, fullRange: Bool, logger: Logging.Logger) throws -> StillTaker {
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw OutputError.cannotOpen(path: path, errno: EISDIR)
+        }
+        if access(directory, W_OK) != 0 { throw OutputError.cannotOpen(path: path, errno: errno) }
+        return StillTaker(interval: interval, take: { picture in
+            let bytes = try Pictures.still(picture, fullRange: fullRange, quality: snapshotQuality)
+            try writeFileAtomically(path: path, bytes: bytes, replace: true)
+        }, warn: { text in logger.warning("\(text)") })
     }
 
     private func writeSummary(_ summary: RecordingSummary, to path: String) throws {

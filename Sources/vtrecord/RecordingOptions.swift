@@ -116,6 +116,15 @@ struct OutputOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Write a JSON summary (schema 1) to a file, or '-' for standard output.", valueName: "path"))
     var jsonSummary: String?
 
+    @Option(name: .long, help: ArgumentHelp("While recording, keep this file a JPEG of the latest picture (for dashboards), replaced whole every --snapshot-every; made on a thread of its own, skipped and counted when it falls behind, never at the cost of a frame.", valueName: "path"))
+    var snapshot: String?
+
+    @Option(name: .long, help: ArgumentHelp("How often --snapshot is replaced, in the recording's time (default 10s).", valueName: "time"))
+    var snapshotEvery: DurationArgument?
+
+    /// `--snapshot`'s interval in seconds; nil without `--snapshot`.
+    var snapshotInterval: Double? { snapshot.map { _ in snapshotEvery?.seconds ?? 10 } }
+
     /// When the output is split into files; nil for one file.
     var segmentPolicy: SegmentPolicy? {
         guard segmentTime != nil || segmentSize != nil else { return nil }
@@ -168,6 +177,12 @@ struct OutputOptions: ParsableArguments {
         }
         if fragmentDuration != nil, container != .mp4 && container != .mkv {
             throw ValidationError("--fragment-duration applies to MP4 and Matroska output: name the file .mp4 or .mkv, or add --container")
+        }
+        if snapshotEvery != nil && snapshot == nil {
+            throw ValidationError("--snapshot-every applies to --snapshot: add --snapshot PATH")
+        }
+        if snapshot == "-" {
+            throw ValidationError("--snapshot keeps a file up to date: give it a file name, not standard output")
         }
         guard segmentPolicy != nil else { return }
         if template.isStandardOutput {

@@ -24,6 +24,7 @@ struct VTRecord: ParsableCommand {
               vtrecord remux <file> -o <path> [--timestamps <path>] [--fps <rate>]
               vtrecord verify [--json] <file>…
               vtrecord thumbnail <file> [--at <times> | --every <time> | --count <n>] [--exact] [--size <WxH>] [--tile <CxR>] [-o <path>]
+              vtrecord snapshot [--device <path>] [--size <WxH>] [--format <format>] [--skip <n>] [-o <path>]
               vtrecord presets list [--json]
               vtrecord presets show <name> [<options>]
               vtrecord batch [--json] <file.toml>
@@ -47,7 +48,7 @@ struct VTRecord: ParsableCommand {
               130  aborted by a second signal
             """,
         version: version,
-        subcommands: [Devices.self, Formats.self, Controls.self, Encoders.self, Inspect.self, Remux.self, Verify.self, Thumbnail.self, Presets.self, Batch.self]
+        subcommands: [Devices.self, Formats.self, Controls.self, Encoders.self, Inspect.self, Remux.self, Verify.self, Thumbnail.self, Snapshot.self, Presets.self, Batch.self]
     )
 
     @Option(name: .customLong("preset"), help: ArgumentHelp("Take settings from a preset: a name ('vtrecord presets list') or a TOML file. Repeatable: later presets replace earlier ones key by key, and options on the command line replace both.", valueName: "name|path"))
@@ -89,6 +90,9 @@ struct VTRecord: ParsableCommand {
             } else if arguments.first == "thumbnail" {
                 // The same: its -o and --size are the root command's names too.
                 command = try Thumbnail.parseAsRoot(Array(arguments.dropFirst()))
+            } else if arguments.first == "snapshot" {
+                // The same: its --device, --size, -o… are the root command's names too.
+                command = try Snapshot.parseAsRoot(Array(arguments.dropFirst()))
             } else if isSubcommand(arguments.first) {
                 command = try parseAsRoot(arguments)
             } else {

@@ -1,0 +1,137 @@
+import Foundation
+import Synchronization
+import VTCapture
+import VTCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Keeps a still of the latest picture while recording (`--snapshot PATH --snapshot-every T`),
+/// on a thread of its own, so that neither the capture thread nor the encoder thread ever
+/// waits for a JPEG encoder or a disk.
+///
+/// The encoder thread offers each frame once the encoder is done with it. When a still is due
+/// (at the first frame, then every `interval` of presentation time) the frame itself moves to
+/// the still thread, which makes the still from its picture (`take`) and then lets it go: no
+/// picture is copied on the encoder thread, and the pipeline's pools count the one frame held
+/// here (`PipelineDepth.holdsStill`). A still that comes due while the one before is still
+/// being made is skipped and counted, so a slow disk costs stills, never frames. The still
+/// thread runs below the encoder's priority: on a busy machine the recording comes first.
+public final class StillTaker: Sendable {
+    /// Makes and writes one still from a picture; throws to have the failure counted.
+    public typealias Take = @Sendable (PixelBuffer) throws -> Void
+
+    /// What happened to the stills of one recording.
+    public struct Statistics: Sendable, Equatable {
+        /// Stills written.
+        public var written = 0
+        /// Stills that came due while the one before was still being made.
+        public var skipped = 0
+        /// Stills that could not be made or written (each warned about, the first few).
+        public var failed = 0
+    }
+
+    private struct Slot: ~Copyable {
+        var pending: CapturedFrame?
+        var busy = false
+        var finished = false
+        /// Presentation time in seconds at or after which the next still is due.
+        var nextDue = 0.0
+        var statistics = Statistics()
+    }
+
+    private let interval: Double
+    private let take: Take
+    private let warn: @Sendable (String) -> Void
+    private let slot = Mutex(Slot())
+    private let wake = DispatchSemaphore(value: 0)
+    private let done = DispatchSemaphore(value: 0)
+    /// Failures warned about one by one; the summary counts the rest.
+    static let failuresWarned = 3
+
+    /// Starts the still thread. `interval` is in seconds of presentation time.
+    public init(interval: Double, take: @escaping Take, warn: @escaping @Sendable (String) -> Void) {
+        precondition(interval > 0, "stills need a positive interval")
+        self.interval = interval
+        self.take = take
+        self.warn = warn
+        let thread = Thread { [self] in run() }
+        thread.name = "vtrecord-still"
+        thread.start()
+    }
+
+    public var statistics: Statistics { slot.withLock { $0.statistics } }
+
+    /// From the encoder thread, each frame after it was encoded: kept for a still when one is
+    /// due and the still thread is free, else let go at once.
+    func offer(_ frame: consuming CapturedFrame) {
+        let seconds = frame.pts.seconds
+        var handed: CapturedFrame? = consume frame
+        let accepted = slot.withLock { slot -> Bool in
+            guard !slot.finished, seconds >= slot.nextDue else { return false }
+            slot.nextDue = ((seconds / interval).rounded(.down) + 1) * interval
+            if slot.busy {
+                slot.statistics.skipped += 1
+                return false
+            }
+            slot.busy = true
+            slot.pending = handed.take()
+            return true
+        }
+        if accepted { wake.signal() }
+        // A frame not taken goes back here, outside the lock.
+        _ = handed.take()
+    }
+
+    /// Waits for the still being made, if any, and ends the still thread. Called once, when
+    /// the recording is over.
+    func finish() {
+        slot.withLock { $0.finished = true }
+        wake.signal()
+        done.wait()
+    }
+
+    private func run() {
+        Self.lowerPriority()
+        while true {
+            wake.wait()
+            var next: CapturedFrame?
+            let finished = slot.withLock { slot -> Bool in
+                next = slot.pending.take()
+                return slot.finished
+            }
+            if let frame = next {
+                var failure: (any Error)?
+                do {
+                    try take(frame.buffer)
+                } catch {
+                    failure = error
+                }
+                frame.release()
+                let failures = slot.withLock { slot -> Int in
+                    slot.busy = false
+                    if failure == nil { slot.statistics.written += 1 } else { slot.statistics.failed += 1 }
+                    return slot.statistics.failed
+                }
+                if let failure, failures <= Self.failuresWarned {
+                    warn("snapshot not written: \((failure as? any ReportableError)?.description ?? "\(failure)")")
+                }
+            }
+            if finished { break }
+        }
+        done.signal()
+    }
+
+    /// How far the still thread lowers its priority (nice value, per thread on Linux) below
+    /// the encoder's; lowering is always allowed.
+    static let niceDrop: Int32 = 10
+
+    private static func lowerPriority() {
+        let which = __priority_which_t(PRIO_PROCESS.rawValue)
+        errno = 0
+        let current = getpriority(which, 0)
+        guard errno == 0 else { return }
+        _ = try? systemCall("setpriority") { setpriority(which, 0, current + niceDrop) }
+    }
+}
