@@ -83,6 +83,22 @@ def targets(results):
                             "geometric mean over " + ", ".join(f"{r['size']} {r['container']}" for r in decoding)
                             + " of ffmpeg's wall time ÷ vtrecord verify's (each the median of per-run ratios); "
                             f"lowest {min(ratios):.3f}×"))
+    thumbnails = results.get("thumbnail")
+    if thumbnails:
+        ratios = [r["keyframe_speed_vs_ffmpeg"] for r in thumbnails]
+        mean = geometric_mean(ratios)
+        found.append(target("thumbnail vs ffmpeg -ss T -frames:v 1", "≥ 1.00×", round(mean, 3), mean >= 1.0,
+                            f"keyframe mode, {thumbnails[0]['length']} recordings as "
+                            + ", ".join(r["container"] for r in thumbnails)
+                            + ": geometric mean of ffmpeg's wall time ÷ vtrecord thumbnail's (each the median of "
+                            "per-run ratios); --exact (the same picture as ffmpeg): "
+                            + ", ".join(f"{r['exact_speed_vs_ffmpeg']:.2f}×" for r in thumbnails)))
+        share = max(r["programs"]["keyframe"]["bytes_read"] / r["file_bytes"] for r in thumbnails)
+        found.append(target("thumbnail reads little of a long file", "< 5 % of the file", f"{share * 100:.2f} %",
+                            share < 0.05, "bytes read from the recording (strace -y) ÷ its size, keyframe mode, "
+                            "the most over the containers; ffmpeg: "
+                            + ", ".join(f"{r['programs']['ffmpeg']['bytes_read'] / r['file_bytes'] * 100:.2f} %"
+                                        for r in thumbnails)))
     return found
 
 
@@ -166,6 +182,19 @@ def print_tables(results):
             print(f"{r['content'] + ' ' + r['size'] + ' ' + r['container']:<28}{r['frames']:>7}"
                   f"{p['vtrecord']['fps']:>9.1f}{p['ffmpeg']['fps']:>9.1f}{r['speed_vs_ffmpeg']:>7.2f}"
                   f"{p['vtrecord']['cpu_seconds']:>7.2f}/{p['ffmpeg']['cpu_seconds']:<6.2f}")
+        print()
+    thumbnails = results.get("thumbnail") or []
+    if thumbnails:
+        print(f"A thumbnail from the middle of {thumbnails[0]['length']}: vtrecord thumbnail vs "
+              f"ffmpeg -ss T -frames:v 1 (ms: median of {thumbnails[0]['runs']} run(s))")
+        print(f"{'file':<8}{'MB':>8}{'keyframe':>10}{'exact':>8}{'ffmpeg':>8}{'ratio':>7}{'exact':>7}"
+              f"{'KiB read vt/ff':>18}")
+        for r in thumbnails:
+            p = r["programs"]
+            print(f"{r['container']:<8}{r['file_bytes'] / 1e6:>8.1f}{p['keyframe']['wall_ms']:>10.0f}"
+                  f"{p['exact']['wall_ms']:>8.0f}{p['ffmpeg']['wall_ms']:>8.0f}{r['keyframe_speed_vs_ffmpeg']:>7.2f}"
+                  f"{r['exact_speed_vs_ffmpeg']:>7.2f}"
+                  f"{p['keyframe']['bytes_read'] // 1024:>10}/{p['ffmpeg']['bytes_read'] // 1024:<7}")
         print()
     print("Targets")
     for t in results["targets"]:

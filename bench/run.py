@@ -2,13 +2,14 @@
 """make bench: vtrecord's speed against the tools people would use instead, with numbers from
 one run. Prints a table and writes results.json and results.png (under bench/ by default).
 
-Families (FAMILIES=encode,overhead,conversion,live,finalize,decode picks some):
+Families (FAMILIES=encode,overhead,conversion,live,finalize,decode,thumbnail picks some):
   encode      file input, identical x264 settings: vtrecord, x264 CLI, ffmpeg, GStreamer (encode.py)
   overhead    instructions outside libx264, callgrind (overhead.py)
   conversion  YUYV→I420 vs memcpy and MJPEG decode per 1080p picture (conversion.py)
   live        the fake camera at 720p30 and 1080p30, YUYV and MJPEG (live.py)
   finalize    MP4 finalization of a 10 s and a 60 min recording: bytes written, time (finalize.py)
   decode      vtrecord verify vs ffmpeg -f null on camera-like recordings (decode.py)
+  thumbnail   vtrecord thumbnail vs ffmpeg -ss T -frames:v 1 in the middle of an hour (thumbnail.py)
 
 Knobs (environment; make passes its variables): QUICK=1 (1 run, 30 frames, 5 s live, results to
 bench/quick-results.*), RUNS (5), FRAMES (300), DURATION (live seconds, 60), NOISE (camera-like
@@ -33,6 +34,7 @@ import live
 import media
 import overhead
 import report
+import thumbnail
 from common import ROOT, Knobs, ToolFailed, note, run
 
 
@@ -82,7 +84,7 @@ def check_tools(knobs):
 # The keys of results.json each family writes.
 FAMILY_KEYS = {"encode": ("encode", "content_cost", "settings_not_identical"), "overhead": ("overhead",),
                "conversion": ("conversion",), "live": ("live",), "finalize": ("finalize",),
-               "decode": ("decode",)}
+               "decode": ("decode",), "thumbnail": ("thumbnail",)}
 
 
 def updated(earlier, fresh, families):
@@ -135,6 +137,8 @@ def main():
             results["finalize"] = finalize.bench(knobs)
         if "decode" in knobs.families:
             results["decode"] = decode.bench(knobs, clips)
+        if "thumbnail" in knobs.families:
+            results["thumbnail"] = thumbnail.bench(knobs)
     except ToolFailed as failure:
         print(f"bench: {failure}", file=sys.stderr)
         return 1

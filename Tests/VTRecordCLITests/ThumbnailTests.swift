@@ -104,3 +104,34 @@ import VTDecoding
         #expect(r.stderr.split(separator: "\n").count == 1 && r.stderr.hasPrefix("vtrecord: error: \(path)"), "\(r.stderr)")
     }
 }
+
+extension ThumbnailTests {
+    /// A picture from the middle of a long recording reads the index and the bytes around that
+    /// picture, not what comes before it: the bytes vtrecord reads from the file (strace -y
+    /// names each descriptor's file) are a small part of it, in MP4 (its sync-sample table) and
+    /// Matroska (its cues) alike.
+    @Test(arguments: ["mp4", "mkv"])
+    func aPictureFromTheMiddleOfALongFileDoesNotReadWhatComesBefore(_ container: String) throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("long.\(container)")
+        // Ten minutes, 18,000 frames in 2-second GOPs.
+        let made = try Tools.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30",
+                                            "-t", "600", "-c:v", "libx264", "-preset", "ultrafast", "-g", "60", path])
+        try #require(made.status == 0, "\(made.stderr)")
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+        let trace = dir.path("trace.txt")
+        let r = try Tools.run("strace", ["-f", "-y", "-e", "trace=read,pread64", "-e", "signal=none", "-o", trace,
+                                         Tools.vtrecord, "thumbnail", path, "--at", "5m1s", "-o", dir.path("t.jpg")])
+        try #require(r.status == 0, "\(r.stderr)")
+        let read = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").reduce(0) { total, line in
+            guard line.contains("<\(path)>"), let result = line.split(separator: " = ").last.flatMap({ Int($0) }) else {
+                return total
+            }
+            return total + result
+        }
+        #expect(read > 0, "strace saw no read of \(path)")
+        #expect(Double(read) < Double(size) * 0.05, "read \(read) of \(size) bytes")
+        let probe = try Tools.ffprobe(dir.path("t.jpg"), ["-show_entries", "stream=codec_name,width"])
+        #expect((probe["streams"] as? [[String: Any]])?.first?["width"] as? Int == 160)
+    }
+}
