@@ -1,6 +1,7 @@
 // NV12 surfaces in system memory, laid out as a GPU driver lays them out: rows padded to a
 // 128-byte pitch, and the chroma plane starting at a luma height rounded up to 32 rows, so a
 // client that ignores pitches and offsets gets a wrong picture.
+#define _GNU_SOURCE
 #include "fake_va.h"
 
 #include <errno.h>
