@@ -138,6 +138,31 @@ bool br_more_rbsp_data(const struct bit_reader *reader) {
     return last_one > reader->position + 1;
 }
 
+bool br_aligned(const struct bit_reader *reader) {
+    return reader->position % 8 == 0;
+}
+
+void br_bytes(struct bit_reader *reader, uint8_t *bytes, size_t count) {
+    size_t available = reader->position < reader->bits ? (reader->bits - reader->position) / 8 : 0;
+    size_t copied = count < available ? count : available;
+    if (copied > 0) memcpy(bytes, reader->data + reader->position / 8, copied);
+    memset(bytes + copied, 0, count - copied);
+    if (copied < count) reader->overrun = true;
+    reader->position += count * 8;
+}
+
+bool br_rest_is_zero(const struct bit_reader *reader) {
+    for (size_t p = reader->position; p < reader->bits; p++) {
+        if (p % 8 == 0 && p + 8 <= reader->bits) {
+            if (reader->data[p / 8] != 0) return false;
+            p += 7;
+        } else if ((reader->data[p / 8] >> (7 - p % 8)) & 1) {
+            return false;
+        }
+    }
+    return true;
+}
+
 void ep_insert(struct bit_writer *out, const uint8_t *rbsp, size_t size) {
     unsigned zeros = 0;
     for (size_t i = 0; i < size; i++) {

@@ -38,6 +38,11 @@ uint32_t br_bits(struct bit_reader *reader, unsigned count);                 // 
 uint32_t br_ue(struct bit_reader *reader);
 int32_t br_se(struct bit_reader *reader);
 bool br_more_rbsp_data(const struct bit_reader *reader);
+bool br_aligned(const struct bit_reader *reader);
+// `count` whole bytes from a byte-aligned reader; past the end: zeros and `overrun`.
+void br_bytes(struct bit_reader *reader, uint8_t *bytes, size_t count);
+// True when every bit from the position to the end is 0.
+bool br_rest_is_zero(const struct bit_reader *reader);
 
 // NAL payload (after the header byte) with emulation prevention bytes inserted.
 void ep_insert(struct bit_writer *out, const uint8_t *rbsp, size_t size);

@@ -1,6 +1,7 @@
-// Buffers: parameter buffers the client fills, image buffers, and coded buffers whose output is
-// handed out as a list of VACodedBufferSegments (FAKE_VA_SEGMENTS of them).
-#include "fake_va.h"
+// Buffers: parameter buffers the client fills (encode or decode ones, as its context does),
+// image buffers, and coded buffers whose output is handed out as a list of
+// VACodedBufferSegments (FAKE_VA_SEGMENTS of them).
+#include "decode.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -52,11 +53,16 @@ VAStatus fva_CreateBuffer(VADriverContextP ctx, VAContextID context, VABufferTyp
     fva_lock();
     fva_trace("vaCreateBuffer(%#x, type %d, %u × %u)", context, type, size, elements);
     struct fva_driver *driver = fva_driver(ctx);
+    const struct fva_context *owner = fva_table_get(&driver->contexts, context);
     VAStatus status = VA_STATUS_SUCCESS;
-    if (!encode_type(type) && type != VAImageBufferType) {
+    if (!encode_type(type) && !fva_decode_buffer_type(type) && type != VAImageBufferType) {
         status = VA_STATUS_ERROR_UNSUPPORTED_BUFFERTYPE;
-    } else if (fva_table_get(&driver->contexts, context) == NULL) {
+    } else if (owner == NULL) {
         status = VA_STATUS_ERROR_INVALID_CONTEXT;
+    } else if (type != VAImageBufferType
+               && (owner->decode != NULL ? !fva_decode_buffer_type(type) : !encode_type(type))) {
+        // Decode buffers in an encode context, or the other way round.
+        status = VA_STATUS_ERROR_UNSUPPORTED_BUFFERTYPE;
     } else if (size == 0 || elements == 0 || (uint64_t)size * elements > 1u << 30) {
         status = VA_STATUS_ERROR_INVALID_PARAMETER;
     }

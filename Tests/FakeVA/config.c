@@ -41,10 +41,25 @@ static uint32_t env_words(const char *name, const char *fallback, const struct w
 
 void fva_read_knobs(struct fva_knobs *knobs) {
     *knobs = (struct fva_knobs){0};
-    static const struct word entrypoints[] = {{"slice", 1}, {"lp", 2}};
-    uint32_t entry = env_words("FAKE_VA_ENTRYPOINTS", "slice,lp", entrypoints, 2, false);
+    static const struct word entrypoints[] = {{"slice", 1}, {"lp", 2}, {"vld", 4}};
+    uint32_t entry = env_words("FAKE_VA_ENTRYPOINTS", "slice,lp,vld", entrypoints, 3, false);
     knobs->entry_slice = entry & 1;
     knobs->entry_lp = entry & 2;
+    knobs->entry_vld = entry & 4;
+
+    const char *decode_max = getenv("FAKE_VA_DECODE_MAX");
+    knobs->decode_max_width = 4096;
+    knobs->decode_max_height = 4096;
+    if (decode_max != NULL && *decode_max != '\0') {
+        unsigned width, height;
+        char extra;
+        if (sscanf(decode_max, "%ux%u%c", &width, &height, &extra) != 2 || width < 16 || width > 4096 || height < 16
+            || height > 4096) {
+            bad_knob("FAKE_VA_DECODE_MAX", decode_max, "expected WxH with each of W and H in 16…4096");
+        }
+        knobs->decode_max_width = width;
+        knobs->decode_max_height = height;
+    }
 
     static const struct word profiles[] = {{"baseline", 1}, {"main", 2}, {"high", 4}};
     uint32_t profile = env_words("FAKE_VA_PROFILES", "baseline,main,high", profiles, 3, false);

@@ -1,5 +1,6 @@
-// Profiles, entrypoints and config attributes, as an H.264 encode-only driver answers them; and
-// vaCreateConfig, which refuses what was not offered with the status a real driver gives.
+// Profiles, entrypoints and config attributes, as an H.264 driver answers them for encoding
+// (EncSlice, EncSliceLP) and decoding (VLD); and vaCreateConfig, which refuses what was not
+// offered with the status a real driver gives.
 #include "fake_va.h"
 
 #include <stdlib.h>
@@ -16,7 +17,12 @@ bool fva_profile_offered(VAProfile profile) {
 
 static bool entrypoint_offered(VAEntrypoint entrypoint) {
     return (entrypoint == VAEntrypointEncSlice && fva_knobs.entry_slice)
-        || (entrypoint == VAEntrypointEncSliceLP && fva_knobs.entry_lp);
+        || (entrypoint == VAEntrypointEncSliceLP && fva_knobs.entry_lp)
+        || (entrypoint == VAEntrypointVLD && fva_knobs.entry_vld);
+}
+
+bool fva_is_decode(const struct fva_config *config) {
+    return config->entrypoint == VAEntrypointVLD;
 }
 
 VAStatus fva_QueryConfigProfiles(VADriverContextP ctx, VAProfile *profiles, int *count) {
@@ -40,6 +46,8 @@ VAStatus fva_QueryConfigEntrypoints(VADriverContextP ctx, VAProfile profile, VAE
     VAStatus status = VA_STATUS_SUCCESS;
     int n = 0;
     if (fva_profile_offered(profile)) {
+        // Decoding first, as iHD and radeonsi list it.
+        if (fva_knobs.entry_vld) entrypoints[n++] = VAEntrypointVLD;
         if (fva_knobs.entry_slice) entrypoints[n++] = VAEntrypointEncSlice;
         if (fva_knobs.entry_lp) entrypoints[n++] = VAEntrypointEncSliceLP;
     } else {
@@ -50,7 +58,18 @@ VAStatus fva_QueryConfigEntrypoints(VADriverContextP ctx, VAProfile profile, VAE
     return status;
 }
 
-// The value a driver reports for one attribute of an offered profile and entrypoint.
+// The value a driver reports for one attribute of the decoding entrypoint.
+static uint32_t decode_attribute_value(VAConfigAttribType type) {
+    switch (type) {
+    case VAConfigAttribRTFormat: return VA_RT_FORMAT_YUV420;
+    case VAConfigAttribDecSliceMode: return VA_DEC_SLICE_MODE_NORMAL;
+    case VAConfigAttribMaxPictureWidth: return fva_knobs.decode_max_width;
+    case VAConfigAttribMaxPictureHeight: return fva_knobs.decode_max_height;
+    default: return VA_ATTRIB_NOT_SUPPORTED;
+    }
+}
+
+// The value a driver reports for one attribute of an offered profile and encode entrypoint.
 static uint32_t attribute_value(VAConfigAttribType type) {
     switch (type) {
     case VAConfigAttribRTFormat: return VA_RT_FORMAT_YUV420;
@@ -64,6 +83,22 @@ static uint32_t attribute_value(VAConfigAttribType type) {
     case VAConfigAttribMaxPictureWidth: return 4096;
     case VAConfigAttribMaxPictureHeight: return 4096;
     default: return VA_ATTRIB_NOT_SUPPORTED;
+    }
+}
+
+// An attribute passed to vaCreateConfig for decoding: the format, or a read-only value as reported.
+static VAStatus check_decode_attribute(VAConfigAttrib attribute) {
+    switch (attribute.type) {
+    case VAConfigAttribRTFormat:
+        return attribute.value & ~VA_RT_FORMAT_YUV420 || attribute.value == 0 ? VA_STATUS_ERROR_UNSUPPORTED_RT_FORMAT
+                                                                              : VA_STATUS_SUCCESS;
+    case VAConfigAttribDecSliceMode:
+    case VAConfigAttribMaxPictureWidth:
+    case VAConfigAttribMaxPictureHeight:
+        return attribute.value == decode_attribute_value(attribute.type) ? VA_STATUS_SUCCESS
+                                                                         : VA_STATUS_ERROR_INVALID_VALUE;
+    default:
+        return VA_STATUS_ERROR_ATTR_NOT_SUPPORTED;
     }
 }
 
@@ -81,7 +116,8 @@ VAStatus fva_GetConfigAttributes(VADriverContextP ctx, VAProfile profile, VAEntr
     VAStatus status = check_profile_entrypoint(profile, entrypoint);
     if (status == VA_STATUS_SUCCESS) {
         for (int i = 0; i < count; i++) {
-            attributes[i].value = attribute_value(attributes[i].type);
+            attributes[i].value = entrypoint == VAEntrypointVLD ? decode_attribute_value(attributes[i].type)
+                                                                : attribute_value(attributes[i].type);
             fva_trace("  attribute %d = %#x", attributes[i].type, attributes[i].value);
         }
     }
@@ -100,12 +136,17 @@ VAStatus fva_CreateConfig(VADriverContextP ctx, VAProfile profile, VAEntrypoint 
     config->profile = profile;
     config->entrypoint = entrypoint;
     config->rt_format = VA_RT_FORMAT_YUV420;
-    // Without a RateControl attribute drivers default to constant QP.
+    // Without a RateControl attribute encode drivers default to constant QP; decoding has none.
     config->rc_mode = (fva_knobs.rc_modes & VA_RC_CQP) ? VA_RC_CQP : fva_knobs.rc_modes & -fva_knobs.rc_modes;
+    if (entrypoint == VAEntrypointVLD) config->rc_mode = VA_RC_NONE;
     for (int i = 0; status == VA_STATUS_SUCCESS && i < count; i++) {
         VAConfigAttrib attribute = attributes[i];
         fva_trace("  attribute %d = %#x", attribute.type, attribute.value);
         if (config->requested_count < FVA_MAX_REQUESTED) config->requested[config->requested_count++] = attribute;
+        if (entrypoint == VAEntrypointVLD) {
+            status = check_decode_attribute(attribute);
+            continue;
+        }
         switch (attribute.type) {
         case VAConfigAttribRTFormat:
             if (attribute.value & ~VA_RT_FORMAT_YUV420 || attribute.value == 0) {
@@ -150,6 +191,11 @@ VAStatus fva_CreateConfig(VADriverContextP ctx, VAProfile profile, VAEntrypoint 
     if (*id == VA_INVALID_ID) {
         free(config);
         status = VA_STATUS_ERROR_MAX_NUM_EXCEEDED;
+    } else {
+        if (fva_stats.configs_made_count < FVA_MAX_CONFIGS_KEPT) {
+            fva_stats.configs_made[fva_stats.configs_made_count] = (struct fva_config_made){profile, entrypoint};
+        }
+        fva_stats.configs_made_count++;
     }
     fva_unlock();
     return status;
@@ -177,8 +223,12 @@ VAStatus fva_QueryConfigAttributes(VADriverContextP ctx, VAConfigID id, VAProfil
     *entrypoint = config->entrypoint;
     int n = 0;
     attributes[n++] = (VAConfigAttrib){VAConfigAttribRTFormat, config->rt_format};
-    attributes[n++] = (VAConfigAttrib){VAConfigAttribRateControl, config->rc_mode};
-    attributes[n++] = (VAConfigAttrib){VAConfigAttribEncPackedHeaders, config->packed_headers};
+    if (fva_is_decode(config)) {
+        attributes[n++] = (VAConfigAttrib){VAConfigAttribDecSliceMode, VA_DEC_SLICE_MODE_NORMAL};
+    } else {
+        attributes[n++] = (VAConfigAttrib){VAConfigAttribRateControl, config->rc_mode};
+        attributes[n++] = (VAConfigAttrib){VAConfigAttribEncPackedHeaders, config->packed_headers};
+    }
     *count = n;
     fva_unlock();
     return VA_STATUS_SUCCESS;

@@ -1,7 +1,8 @@
 // A fake VA-API driver for tests on machines without a GPU: a libva 2.17 backend
 // (fake_drv_video.so, exporting __vaDriverInit_1_17) that offers H.264 encoding the way Intel's
-// iHD or Mesa's radeonsi do, so real clients (ffmpeg's h264_vaapi, vainfo, vtrecord) can be run
-// against it unchanged. With libfakedrm.so (drm/fake_drm.c) preloaded, any descriptor, such as
+// iHD or Mesa's radeonsi do, and decoding of what it encodes, so real clients (ffmpeg's
+// h264_vaapi encoder and its VA-API hwaccel decoder, vainfo, vtrecord) can be run against it
+// unchanged. With libfakedrm.so (drm/fake_drm.c) preloaded, any descriptor, such as
 // one of /dev/null, passes for a DRM render node:
 //
 //   LD_PRELOAD=…/libfakedrm.so LIBVA_DRIVERS_PATH=…/.build/fake-va LIBVA_DRIVER_NAME=fake
@@ -25,18 +26,52 @@
 // VA_STATUS_ERROR_INVALID_PARAMETER). Apart from violations (and the trace when asked for) the
 // driver prints nothing.
 //
+// It decodes (VAEntrypointVLD, for the same three profiles) exactly what its encoder writes:
+// slices made only of I_PCM macroblocks, CAVLC or CABAC, in I, P and B slices — CAVLC mb_type
+// 25 / mb_skip_run 0 + 30 / mb_skip_run 0 + 48; CABAC with mb_skip_flag 0, the mb_type bins of
+// I_PCM and the arithmetic decoding engine restarted after the samples (9.3.1.2) — writing the
+// samples into the render target (NV12), where vaDeriveImage, vaGetImage and vaMapBuffer find
+// them. It takes the buffers as libavcodec's vaapi_h264.c renders them: a
+// VAPictureParameterBufferH264 and a VAIQMatrixBufferH264, then per slice a
+// VASliceParameterBufferH264 and a VASliceDataBufferType buffer holding the NAL unit from its
+// header byte with its emulation prevention bytes (removed when reading; slice_data_bit_offset
+// counts the bits of NAL and slice header without them, as libavcodec's get_bits_count does).
+// Each slice header is parsed and compared with the slice parameters (slice_data_bit_offset,
+// first_mb_in_slice, slice_type, slice_qp_delta, frame_num, …); CurrPic must be the render
+// target, the picture must fit the context and the surface, references must be live surfaces
+// and RefPicList entries among ReferenceFrames. What it cannot decode exactly it refuses, with
+//
+//   fake-va: violation: decode: picture N [slice S]: <what>, expected X, got Y
+//
+// in the report too, and vaEndPicture fails: VA_STATUS_ERROR_DECODING_ERROR for slice data
+// that is not I_PCM (a skipped macroblock, any other mb_type), that ends early or that leaves
+// macroblocks of the picture undecoded; VA_STATUS_ERROR_INVALID_PARAMETER for parameter
+// buffers that are wrong or disagree with the slice headers. (libavcodec takes either as a
+// failed picture: "Failed to end picture decode issue", AVERROR(EIO).) Interlaced and MBAFF
+// pictures, POC type 1, SP/SI slices, 10-bit and 4:2:2 are refused the same way.
+//
 // Files: config.c reads the knobs below, configs.c answers profile/entrypoint/attribute
 // queries, surfaces.c and images.c hold pictures, buffers.c the buffers and coded segments,
 // picture.c contexts and Begin/Render/EndPicture, checks.c, slices.c and references.c the
 // rules, headers.c and h264_syntax.c the parameter sets and slice headers, slice_data.c the
-// I_PCM slice data, encode.c the coded picture, report.c the report, bits.c bit reading and
-// writing; drm/fake_drm.c is libfakedrm.so.
+// I_PCM slice data, encode.c the coded picture, decode.c the decode side of a picture and its
+// checks, slice_decode.c reading I_PCM slice data back, cabac.c the CABAC tables both share,
+// report.c the report, bits.c bit reading and writing; drm/fake_drm.c is libfakedrm.so.
 //
 // Knobs (environment variables, read when the driver initialises):
 //
-//   FAKE_VA_ENTRYPOINTS=slice,lp   Encode entrypoints offered: "slice" (VAEntrypointEncSlice),
-//                                  "lp" (VAEntrypointEncSliceLP), or both (the default). "lp"
-//                                  alone is like Intel Arc; "slice" alone like AMD.
+//   FAKE_VA_ENTRYPOINTS=slice,lp,vld
+//                                  Entrypoints offered: "slice" (VAEntrypointEncSlice), "lp"
+//                                  (VAEntrypointEncSliceLP), "vld" (VAEntrypointVLD, decoding),
+//                                  any of them; the default is all three, so `ffmpeg -hwaccel
+//                                  vaapi` finds decoding as on real hardware (vaQueryConfig-
+//                                  Entrypoints lists VLD first, as iHD does). "lp" alone is like
+//                                  Intel Arc's encoder without decoding; "slice,lp" an
+//                                  encode-only driver.
+//   FAKE_VA_DECODE_MAX=WxH         VAConfigAttribMaxPictureWidth/Height of decoding, and the
+//                                  MaxWidth/MaxHeight surface attributes of a decode config (each
+//                                  16…4096, default 4096x4096); vaCreateContext refuses a larger
+//                                  decode context with VA_STATUS_ERROR_RESOLUTION_NOT_SUPPORTED.
 //   FAKE_VA_PROFILES=baseline,main,high
 //                                  Profiles offered: VAProfileH264ConstrainedBaseline, Main,
 //                                  High (default all three).
@@ -72,20 +107,25 @@
 //                                  by type, the last value and count of each misc parameter
 //                                  (rate control, HRD, frame rate, quality level), the last
 //                                  sequence parameters, images derived/created/put/got, coded
-//                                  buffer overflows, objects still alive at vaTerminate, and the
-//                                  violations. "%p" in the path becomes the process id.
+//                                  buffer overflows, decoding ("decode": the profile, pictures
+//                                  decoded and refused, I/P/B, CAVLC and CABAC slices decoded,
+//                                  macroblocks), every config created ("configs": profile and
+//                                  entrypoint, "vld" for decoding), objects still alive at
+//                                  vaTerminate, and the violations. "%p" in the path becomes the
+//                                  process id.
 //   FAKE_VA_TRACE=1                Log each call to stderr.
 //   FAKE_VA_SYNC_MS=N              vaSyncSurface takes N milliseconds (0…10000), as hardware
 //                                  that codes slower than the client feeds it: an encoder that
 //                                  falls behind a live camera.
 //   FAKE_VA_FAIL=call,…            These calls fail every time with VA_STATUS_ERROR_OPERATION_FAILED,
 //                                  as when the hardware refuses (a size, a busy engine): any of
-//                                  vaCreateContext, vaPutImage, vaEndPicture.
+//                                  vaCreateContext, vaPutImage, vaEndPicture (decode contexts'
+//                                  too).
 //
 // Not emulated: interlaced and MBAFF coding, POC type 1, long-term references and memory
 // management control operations, weighted prediction, slice groups, 10-bit and 4:2:2, external
-// (DMA-BUF) surfaces, VPP, decoding, and more than one thread inside the driver at a time (every
-// entry point takes one lock).
+// (DMA-BUF) surfaces, VPP, decoding of anything but I_PCM macroblocks, and more than one thread
+// inside the driver at a time (every entry point takes one lock).
 #define _GNU_SOURCE
 #define DOUBLE_NAME "fake-va"
 #include "fake_va.h"
@@ -157,6 +197,7 @@ const char *fva_entrypoint_name(VAEntrypoint entrypoint) {
     switch (entrypoint) {
     case VAEntrypointEncSlice: return "slice";
     case VAEntrypointEncSliceLP: return "lp";
+    case VAEntrypointVLD: return "vld";
     default: return "other";
     }
 }
@@ -203,7 +244,7 @@ unsigned fva_table_live(const struct fva_table *table) {
     return live;
 }
 
-// ---- entry points with nothing to do for an encoder ----
+// ---- entry points with nothing to do for an encoder or an I_PCM decoder ----
 
 // The stubs take the vtable's parameters only to have its signatures.
 #pragma GCC diagnostic push
@@ -319,7 +360,7 @@ VAStatus __vaDriverInit_1_17(VADriverContextP ctx) {
     ctx->version_major = VA_MAJOR_VERSION;
     ctx->version_minor = VA_MINOR_VERSION;
     ctx->max_profiles = 3;
-    ctx->max_entrypoints = 2;
+    ctx->max_entrypoints = 3;
     ctx->max_attributes = 16;
     ctx->max_image_formats = 3;
     ctx->max_subpic_formats = 1;

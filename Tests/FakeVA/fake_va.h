@@ -1,4 +1,4 @@
-// Shared declarations of the fake VA-API H.264 encode driver (see fake_va.c for what it is and
+// Shared declarations of the fake VA-API H.264 driver (see fake_va.c for what it is and
 // its knobs). Everything here is internal to fake_drv_video.so; the only exported symbol is
 // __vaDriverInit_1_17.
 #ifndef FAKE_VA_H
@@ -22,12 +22,14 @@ enum {
     FVA_MAX_VIOLATIONS = 64,    // kept for the report (all are printed)
     FVA_MAX_DPB = 16,
     FVA_MAX_SEGMENTS = 16,
+    FVA_MAX_CONFIGS_KEPT = 32,  // vaCreateConfig calls kept for the report
 };
 
 // ---- knobs (config.c) ----
 
 struct fva_knobs {
-    bool entry_slice, entry_lp;
+    bool entry_slice, entry_lp, entry_vld;
+    unsigned decode_max_width, decode_max_height;   // VLD: MaxPictureWidth/Height, surfaces, contexts
     bool profile_baseline, profile_main, profile_high;
     bool no_derive;
     uint32_t packed_headers;        // VA_ENC_PACKED_HEADER_* bits offered
@@ -114,6 +116,8 @@ struct fva_packed {
     size_t size;
 };
 
+struct fva_decode;                  // decode.h
+
 // A short-term reference picture of the decoded picture buffer the double models.
 struct fva_ref {
     VASurfaceID surface;
@@ -175,6 +179,8 @@ struct fva_context {
     uint32_t pending_frame_num_offset;
     struct fva_ref next_dpb[FVA_MAX_DPB + 1];
     unsigned next_dpb_count;
+    // A decode context's state (decode.h); NULL in encode contexts.
+    struct fva_decode *decode;
 };
 
 struct fva_driver {
@@ -182,6 +188,19 @@ struct fva_driver {
 };
 
 // ---- what the report says (report.c) ----
+
+struct fva_decode_stats {
+    bool have_profile;
+    VAProfile profile;              // of the context that decoded last
+    unsigned pictures, failed_pictures;
+    unsigned i_slices, p_slices, b_slices, cavlc_slices, cabac_slices;
+    unsigned long long macroblocks;
+};
+
+struct fva_config_made {
+    VAProfile profile;
+    VAEntrypoint entrypoint;
+};
 
 struct fva_stats {
     bool have_config;
@@ -198,6 +217,9 @@ struct fva_stats {
     VAEncSequenceParameterBufferH264 sequence;
     unsigned images_derived, images_created, images_put, images_got;
     unsigned overflows;
+    struct fva_decode_stats decode;
+    struct fva_config_made configs_made[FVA_MAX_CONFIGS_KEPT];
+    unsigned configs_made_count;    // all vaCreateConfig successes, also those not kept
     bool terminated;
     unsigned live_configs, live_contexts, live_surfaces, live_buffers, live_images;
     char *violations[FVA_MAX_VIOLATIONS];
@@ -236,6 +258,7 @@ VAStatus fva_DestroyConfig(VADriverContextP, VAConfigID);
 VAStatus fva_QueryConfigAttributes(VADriverContextP, VAConfigID, VAProfile *, VAEntrypoint *,
                                    VAConfigAttrib *, int *);
 bool fva_profile_offered(VAProfile profile);
+bool fva_is_decode(const struct fva_config *config);
 
 // surfaces.c
 VAStatus fva_CreateSurfaces(VADriverContextP, int, int, int, int, VASurfaceID *);

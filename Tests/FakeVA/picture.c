@@ -1,7 +1,8 @@
 // Contexts and the picture cycle: vaBeginPicture names the input surface, vaRenderPicture hands
 // over parameter buffers (copied at once, as drivers read them then), vaEndPicture checks the
-// lot (checks.c) and encodes (encode.c), synchronously.
-#include "fake_va.h"
+// lot (checks.c) and encodes (encode.c), synchronously. Decode contexts (VAEntrypointVLD) share
+// the cycle and hand their buffers to decode.c, which decodes into the render target.
+#include "decode.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,9 @@ VAStatus fva_CreateContext(VADriverContextP ctx, VAConfigID config_id, int width
         status = VA_STATUS_ERROR_INVALID_CONFIG;
     } else if (width <= 0 || height <= 0 || width > 4096 || height > 4096) {
         status = VA_STATUS_ERROR_RESOLUTION_NOT_SUPPORTED;
+    } else if (fva_is_decode(config)
+               && ((unsigned)width > fva_knobs.decode_max_width || (unsigned)height > fva_knobs.decode_max_height)) {
+        status = VA_STATUS_ERROR_RESOLUTION_NOT_SUPPORTED;
     }
     for (int i = 0; status == VA_STATUS_SUCCESS && i < target_count; i++) {
         if (fva_table_get(&driver->surfaces, targets[i]) == NULL) status = VA_STATUS_ERROR_INVALID_SURFACE;
@@ -35,6 +39,7 @@ VAStatus fva_CreateContext(VADriverContextP ctx, VAConfigID config_id, int width
     context->width = width;
     context->height = height;
     context->prev_idr_pic_id = -1;
+    if (fva_is_decode(config)) context->decode = fva_decode_new();
     *id = fva_table_insert(&driver->contexts, context);
     if (*id == VA_INVALID_ID) {
         fva_free_context(context);
@@ -53,6 +58,7 @@ static void clear_picture(struct fva_picture *picture) {
 
 void fva_free_context(struct fva_context *context) {
     clear_picture(&context->picture);
+    fva_decode_free(context->decode);
     free(context->pocs);
     free(context);
 }
@@ -83,6 +89,7 @@ VAStatus fva_BeginPicture(VADriverContextP ctx, VAContextID context_id, VASurfac
         clear_picture(&context->picture);
         context->picture.render_target = target;
         context->in_picture = true;
+        if (context->decode != NULL) fva_decode_begin(context->decode);
     }
     fva_unlock();
     return status;
@@ -226,6 +233,7 @@ static bool render_buffer(struct fva_driver *driver, VAContextID context_id, str
                       buffer->mapped);
         return false;
     }
+    if (context->decode != NULL) return fva_decode_render(context->decode, buffer, id);
     struct fva_picture *picture = &context->picture;
     if (picture->awaiting_packed_data && buffer->type != VAEncPackedHeaderDataBufferType) {
         fva_violation("buffer after a packed header parameter buffer, expected its data buffer, got type %d",
@@ -331,6 +339,18 @@ VAStatus fva_EndPicture(VADriverContextP ctx, VAContextID context_id) {
         return context == NULL ? VA_STATUS_ERROR_INVALID_CONTEXT : VA_STATUS_ERROR_OPERATION_FAILED;
     }
     VAStatus status = VA_STATUS_SUCCESS;
+    if (context->decode != NULL) {
+        if (!context->in_picture) {
+            fva_violation("decode: vaEndPicture outside a picture, expected vaBeginPicture first, got none");
+            status = VA_STATUS_ERROR_INVALID_PARAMETER;
+        } else {
+            context->in_picture = false;
+            status = fva_decode_end(driver, context, context->picture.render_target);
+        }
+        fva_write_report();
+        fva_unlock();
+        return status;
+    }
     fva_stats.config = context->config;
     fva_stats.have_config = true;
     if (!context->in_picture) {

@@ -93,6 +93,32 @@ static void write_sequence(FILE *file) {
             seq->picture_height_in_mbs);
 }
 
+static void write_decode(FILE *file) {
+    const struct fva_decode_stats *decode = &fva_stats.decode;
+    fprintf(file, "  \"decode\": {\"profile\": ");
+    if (decode->have_profile) {
+        fprintf(file, "\"%s\"", fva_profile_name(decode->profile));
+    } else {
+        fprintf(file, "null");
+    }
+    fprintf(file, ", \"pictures\": %u, \"failed_pictures\": %u, \"i_slices\": %u, \"p_slices\": %u, "
+                  "\"b_slices\": %u, \"cavlc_slices\": %u, \"cabac_slices\": %u, \"macroblocks\": %llu},\n",
+            decode->pictures, decode->failed_pictures, decode->i_slices, decode->p_slices, decode->b_slices,
+            decode->cavlc_slices, decode->cabac_slices, decode->macroblocks);
+}
+
+static void write_configs_made(FILE *file) {
+    fprintf(file, "  \"configs_created\": %u,\n  \"configs\": [", fva_stats.configs_made_count);
+    unsigned kept = fva_stats.configs_made_count < FVA_MAX_CONFIGS_KEPT ? fva_stats.configs_made_count
+                                                                        : FVA_MAX_CONFIGS_KEPT;
+    for (unsigned i = 0; i < kept; i++) {
+        fprintf(file, "%s{\"profile\": \"%s\", \"entrypoint\": \"%s\"}", i ? ", " : "",
+                fva_profile_name(fva_stats.configs_made[i].profile),
+                fva_entrypoint_name(fva_stats.configs_made[i].entrypoint));
+    }
+    fprintf(file, "],\n");
+}
+
 static bool write_to(FILE *file) {
     fprintf(file, "{\n  \"pid\": %d,\n  \"terminated\": %s,\n  \"vendor\": ", (int)getpid(),
             fva_stats.terminated ? "true" : "false");
@@ -112,6 +138,8 @@ static bool write_to(FILE *file) {
     fprintf(file, "  \"images\": {\"derived\": %u, \"created\": %u, \"put\": %u, \"got\": %u},\n",
             fva_stats.images_derived, fva_stats.images_created, fva_stats.images_put, fva_stats.images_got);
     fprintf(file, "  \"coded_buffer_overflows\": %u,\n", fva_stats.overflows);
+    write_decode(file);
+    write_configs_made(file);
     if (fva_stats.terminated) {
         fprintf(file, "  \"live_objects\": {\"configs\": %u, \"contexts\": %u, \"surfaces\": %u, \"buffers\": %u, "
                       "\"images\": %u},\n",

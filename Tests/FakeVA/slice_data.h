@@ -1,4 +1,4 @@
-// Slice data of I_PCM macroblocks (slice_data.c).
+// Slice data of I_PCM macroblocks: written (slice_data.c) and read back (slice_decode.c).
 #ifndef FAKE_VA_SLICE_DATA_H
 #define FAKE_VA_SLICE_DATA_H
 
@@ -16,5 +16,13 @@ struct slice_data_layout {
 // slice header.
 void fva_write_slice_data(struct bit_writer *out, const struct fva_surface *surface,
                           const struct slice_data_layout *layout);
+
+// Reads slice_data() from `reader`, placed at its first bit (after the slice header), writing
+// each I_PCM macroblock's samples into `surface`. Here layout->mb_count is the picture's
+// macroblock count, which the slice must not go beyond; `decoded` has a byte per macroblock of
+// the picture, set as each is written. *count is the number written. False after a violation:
+// a macroblock that is not I_PCM, slice data that ends early, a macroblock written twice.
+bool fva_read_slice_data(struct bit_reader *reader, struct fva_surface *surface, const struct slice_data_layout *layout,
+                         uint8_t *decoded, unsigned *count);
 
 #endif

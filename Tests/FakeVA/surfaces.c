@@ -113,17 +113,23 @@ VAStatus fva_QuerySurfaceAttributes(VADriverContextP ctx, VAConfigID config, VAS
                                     unsigned int *count) {
     fva_lock();
     fva_trace("vaQuerySurfaceAttributes(%#x)", config);
-    if (fva_table_get(&fva_driver(ctx)->configs, config) == NULL) {
+    const struct fva_config *made = fva_table_get(&fva_driver(ctx)->configs, config);
+    if (made == NULL) {
         fva_unlock();
         return VA_STATUS_ERROR_INVALID_CONFIG;
     }
+    // Decoding: down to one macroblock, up to FAKE_VA_DECODE_MAX.
+    bool decode = fva_is_decode(made);
+    int min = decode ? 16 : 32;
+    int max_width = decode ? (int)fva_knobs.decode_max_width : 4096;
+    int max_height = decode ? (int)fva_knobs.decode_max_height : 4096;
     const VASurfaceAttrib all[] = {
         {VASurfaceAttribPixelFormat, VA_SURFACE_ATTRIB_GETTABLE | VA_SURFACE_ATTRIB_SETTABLE,
          {VAGenericValueTypeInteger, {.i = VA_FOURCC_NV12}}},
-        {VASurfaceAttribMinWidth, VA_SURFACE_ATTRIB_GETTABLE, {VAGenericValueTypeInteger, {.i = 32}}},
-        {VASurfaceAttribMinHeight, VA_SURFACE_ATTRIB_GETTABLE, {VAGenericValueTypeInteger, {.i = 32}}},
-        {VASurfaceAttribMaxWidth, VA_SURFACE_ATTRIB_GETTABLE, {VAGenericValueTypeInteger, {.i = 4096}}},
-        {VASurfaceAttribMaxHeight, VA_SURFACE_ATTRIB_GETTABLE, {VAGenericValueTypeInteger, {.i = 4096}}},
+        {VASurfaceAttribMinWidth, VA_SURFACE_ATTRIB_GETTABLE, {VAGenericValueTypeInteger, {.i = min}}},
+        {VASurfaceAttribMinHeight, VA_SURFACE_ATTRIB_GETTABLE, {VAGenericValueTypeInteger, {.i = min}}},
+        {VASurfaceAttribMaxWidth, VA_SURFACE_ATTRIB_GETTABLE, {VAGenericValueTypeInteger, {.i = max_width}}},
+        {VASurfaceAttribMaxHeight, VA_SURFACE_ATTRIB_GETTABLE, {VAGenericValueTypeInteger, {.i = max_height}}},
         {VASurfaceAttribMemoryType, VA_SURFACE_ATTRIB_GETTABLE | VA_SURFACE_ATTRIB_SETTABLE,
          {VAGenericValueTypeInteger, {.i = VA_SURFACE_ATTRIB_MEM_TYPE_VA}}},
     };
@@ -142,9 +148,9 @@ VAStatus fva_QuerySurfaceAttributes(VADriverContextP ctx, VAConfigID config, VAS
     return status;
 }
 
-// Encoding happens inside vaEndPicture, so a surface is always ready by the time anyone asks,
-// unless FAKE_VA_SYNC_MS makes the wait as long as slow hardware's (outside the driver's lock,
-// as a real wait for the engine would be).
+// Encoding and decoding happen inside vaEndPicture, so a surface is always ready by the time
+// anyone asks, unless FAKE_VA_SYNC_MS makes the wait as long as slow hardware's (outside the
+// driver's lock, as a real wait for the engine would be).
 VAStatus fva_SyncSurface(VADriverContextP ctx, VASurfaceID id) {
     if (fva_knobs.sync_ms > 0) {
         struct timespec wait = {.tv_sec = fva_knobs.sync_ms / 1000, .tv_nsec = (long)(fva_knobs.sync_ms % 1000) * 1000000L};

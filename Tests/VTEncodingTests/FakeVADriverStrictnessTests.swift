@@ -125,8 +125,9 @@ struct FakeVADriverStrictnessTests {
     }
 
     /// Refusals with the statuses real encode drivers give; the surface layout padded as theirs.
+    /// (Decoding is left out, as on an encode-only driver: FakeVADecodeTests take it.)
     @Test func configsSurfacesAndImagesARealDriverWouldRefuseAreRefused() throws {
-        let device = try FakeVADevice(knobs: [.packedHeaders([.sequence, .slice])])
+        let device = try FakeVADevice(knobs: [.packedHeaders([.sequence, .slice]), .entrypoints([.slice, .lowPower])])
         let result = try ChildProcess.run([try FakeVADevice.client("config_probe")], environment: device.environment())
         try #require(result.status == 0, "\(result.transcript)")
         #expect(result.standardOutputText == """

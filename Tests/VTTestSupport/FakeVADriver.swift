@@ -1,6 +1,6 @@
 import Foundation
 
-/// A fake VA-API H.264 encoder for a test: the environment that makes libva in a child process
+/// A fake VA-API H.264 encoder and I_PCM decoder for a test: the environment that makes libva in a child process
 /// open the driver double built from Tests/FakeVA (through any descriptor, such as /dev/null,
 /// passed to vaGetDisplayDRM), and the report it leaves.
 ///
@@ -12,7 +12,10 @@ import Foundation
 /// The driver encodes every picture as lossless I_PCM macroblocks, so a decoder gives back the
 /// input exactly; and it checks the client's reference bookkeeping, headers and rate-control
 /// parameters, failing vaEndPicture with a "fake-va: violation: …" line on stderr at the first
-/// mistake. The knobs and the rules are documented at the top of Tests/FakeVA/fake_va.c.
+/// mistake. It also decodes (VAEntrypointVLD) what it encodes — slices made only of I_PCM
+/// macroblocks — so libavcodec's VA-API hwaccel can decode through it, and refuses anything else
+/// with a "fake-va: violation: decode: …" line. The knobs and the rules are documented at the
+/// top of Tests/FakeVA/fake_va.c.
 public final class FakeVADevice: Sendable {
     public let knobs: [Knob]
     /// A directory of the device's own, removed with it: the report, outputs of the test.
@@ -20,15 +23,17 @@ public final class FakeVADevice: Sendable {
     /// What to pass as the DRM device: libfakedrm makes any descriptor a render node.
     public let devicePath = "/dev/null"
 
-    public enum Entrypoint: String, Sendable { case slice, lowPower = "lp" }
+    public enum Entrypoint: String, Sendable { case slice, lowPower = "lp", decode = "vld" }
     public enum Profile: String, Sendable { case constrainedBaseline = "baseline", main, high }
     public enum PackedHeader: String, Sendable { case sequence, picture, slice, raw }
     public enum RateControlMode: String, Sendable { case cqp, cbr, vbr, icq }
 
     /// One setting; each is an environment variable documented in fake_va.c.
     public enum Knob: Sendable {
-        /// VAEntrypointEncSlice and/or VAEntrypointEncSliceLP (default both).
+        /// Any of VAEntrypointEncSlice, VAEntrypointEncSliceLP and VAEntrypointVLD (default all three).
         case entrypoints([Entrypoint])
+        /// VAConfigAttribMaxPictureWidth/Height of decoding (default 4096x4096): larger contexts are refused.
+        case decodeMax(width: Int, height: Int)
         case profiles([Profile])
         /// vaDeriveImage fails, as on many AMD drivers: clients must use vaCreateImage + vaPutImage.
         case noDerive
@@ -58,6 +63,7 @@ public final class FakeVADevice: Sendable {
             }
             return switch self {
             case .entrypoints(let entrypoints): ("FAKE_VA_ENTRYPOINTS", list(entrypoints))
+            case .decodeMax(let width, let height): ("FAKE_VA_DECODE_MAX", "\(width)x\(height)")
             case .profiles(let profiles): ("FAKE_VA_PROFILES", list(profiles))
             case .noDerive: ("FAKE_VA_NO_DERIVE", "1")
             case .packedHeaders(let headers): ("FAKE_VA_PACKED_HEADERS", headers.isEmpty ? "none" : list(headers))

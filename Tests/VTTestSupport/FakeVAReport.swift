@@ -25,6 +25,11 @@ extension FakeVADevice {
         public let sequence: Sequence?
         public let images: Images
         public let codedBufferOverflows: Int
+        /// What decode contexts (VAEntrypointVLD) did.
+        public let decode: Decode
+        /// Successful vaCreateConfig calls, and the first 32 of them.
+        public let configsCreated: Int
+        public let configs: [ConfigMade]
         public let liveObjects: LiveObjects?
         public let violationCount: Int
         public let violations: [String]
@@ -155,6 +160,33 @@ extension FakeVADevice {
             public let created: Int
             public let put: Int
             public let got: Int
+        }
+
+        /// Decoding: pictures decoded (every macroblock I_PCM, written into the render target),
+        /// pictures refused with a violation at vaEndPicture, and the slices that decoded.
+        public struct Decode: Decodable, Sendable, Equatable {
+            /// Of the context that decoded last; nil before any vaEndPicture of a decode context.
+            public let profile: String?
+            public let pictures: Int
+            public let failedPictures: Int
+            public let iSlices: Int
+            public let pSlices: Int
+            public let bSlices: Int
+            public let cavlcSlices: Int
+            public let cabacSlices: Int
+            public let macroblocks: Int
+        }
+
+        public struct ConfigMade: Decodable, Sendable, Equatable {
+            /// "constrained_baseline", "main" or "high".
+            public let profile: String
+            /// "vld", "slice" or "lp".
+            public let entrypoint: String
+
+            public init(profile: String, entrypoint: String) {
+                self.profile = profile
+                self.entrypoint = entrypoint
+            }
         }
 
         public struct LiveObjects: Decodable, Sendable, Equatable {
