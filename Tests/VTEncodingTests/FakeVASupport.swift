@@ -40,6 +40,25 @@ enum FakeVA {
                        errors: result.status == 0 ? result.standardError : "exit \(result.status): \(result.standardError)")
     }
 
+    /// Decodes `input` with ffmpeg through `device`'s driver (libavcodec's VA-API hwaccel,
+    /// frames downloaded from the surfaces as NV12 and converted to yuv420p, which only
+    /// deinterleaves chroma) to one MD5 per picture. `decodeOptions` go before `-i` (after the
+    /// hwaccel options), `outputOptions` after it. Only the driver's report tells whether the
+    /// hwaccel really decoded: libavcodec falls back to software when it cannot set it up.
+    static func hardwareDecode(_ device: FakeVADevice, _ input: String, decodeOptions: [String] = [],
+                               outputOptions: [String] = ["-pix_fmt", "yuv420p"]) throws
+        -> (result: ChildProcess.Result, pictures: [String]) {
+        let result = try ChildProcess.run(
+            ["ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error",
+             "-hwaccel", "vaapi", "-hwaccel_device", device.devicePath] + decodeOptions
+                + ["-i", input] + outputOptions + ["-f", "framemd5", "-"],
+            environment: device.environment(), timeout: .seconds(120))
+        let pictures = result.standardOutputText.split(separator: "\n")
+            .filter { !$0.hasPrefix("#") }
+            .compactMap { $0.split(separator: ",").last?.trimmingCharacters(in: .whitespaces) }
+        return (result, pictures)
+    }
+
     /// The clip's own pictures, as ffmpeg's encoders received them (NV12 is 4:2:0 like I420).
     static func sourcePictures(size: String = "\(width)x\(height)", frames: Int = frames) throws -> [String] {
         try decode("testsrc2=size=\(size):rate=30,trim=end_frame=\(frames)", inputOptions: ["-f", "lavfi"]).pictures
