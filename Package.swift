@@ -42,7 +42,7 @@ let package = Package(
                                .product(name: "Logging", package: "swift-log")]),
         .target(name: "VTFFmpeg", dependencies: ["CAVFormat"]),
         .target(name: "VTOutput", dependencies: ["VTCore", "VTH264", "CAVFormat", "VTFFmpeg", "CLinux"]),
-        .target(name: "VTDecoding", dependencies: ["VTCore", "VTH264", "CAVFormat", "VTFFmpeg", "VTOutput", "CYUV", "CTurboJPEG"]),
+        .target(name: "VTDecoding", dependencies: ["VTCore", "VTH264", "CAVFormat", "VTFFmpeg", "VTOutput", "VTEncoding", "CYUV", "CTurboJPEG"]),
         .target(name: "VTRecorder",
                 dependencies: ["VTCore", "VTCapture", "VTEncoding", "VTOutput"]),
         .executableTarget(name: "vtrecord",

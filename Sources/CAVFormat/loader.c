@@ -20,7 +20,8 @@
     X(av_dict_set) X(av_log_set_level) X(av_strerror) X(av_mallocz)                              \
     X(avcodec_find_decoder) X(avcodec_alloc_context3) X(avcodec_open2) X(avcodec_free_context)    \
     X(avcodec_send_packet) X(avcodec_receive_frame) X(avcodec_flush_buffers) X(av_frame_alloc)    \
-    X(av_frame_free) X(av_frame_unref) X(av_frame_move_ref) X(av_get_pix_fmt_name)
+    X(av_frame_free) X(av_frame_unref) X(av_frame_move_ref) X(av_get_pix_fmt_name)                \
+    X(av_hwdevice_ctx_create) X(av_buffer_ref) X(av_buffer_unref) X(av_hwframe_transfer_data)
 
 static struct {
 #define VT_FIELD(name) __typeof__(&name) name;
@@ -131,3 +132,20 @@ void vt_av_frame_free(AVFrame **frame) { av.av_frame_free(frame); }
 void vt_av_frame_unref(AVFrame *frame) { av.av_frame_unref(frame); }
 void vt_av_frame_move_ref(AVFrame *destination, AVFrame *source) { av.av_frame_move_ref(destination, source); }
 const char *vt_av_get_pix_fmt_name(enum AVPixelFormat format) { return av.av_get_pix_fmt_name(format); }
+int vt_av_hwdevice_ctx_create(AVBufferRef **device, enum AVHWDeviceType type, const char *name,
+                              AVDictionary *options, int flags) {
+    return av.av_hwdevice_ctx_create(device, type, name, options, flags);
+}
+AVBufferRef *vt_av_buffer_ref(const AVBufferRef *buffer) { return av.av_buffer_ref(buffer); }
+void vt_av_buffer_unref(AVBufferRef **buffer) { av.av_buffer_unref(buffer); }
+int vt_av_hwframe_transfer_data(AVFrame *destination, const AVFrame *source, int flags) {
+    return av.av_hwframe_transfer_data(destination, source, flags);
+}
+
+enum AVPixelFormat vt_get_format_vaapi(AVCodecContext *context, const enum AVPixelFormat *formats) {
+    for (const enum AVPixelFormat *format = formats; *format != AV_PIX_FMT_NONE; format++) {
+        if (*format == AV_PIX_FMT_VAAPI) return *format;
+    }
+    if (context->opaque) *(int *)context->opaque = 1;
+    return AV_PIX_FMT_NONE;
+}

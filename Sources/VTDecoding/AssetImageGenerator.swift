@@ -13,12 +13,15 @@ public final class AssetImageGenerator {
     public let path: String
     /// Seconds, when the file says (a raw stream: its frames at its SPS's rate, once read).
     public private(set) var duration: Double?
+    /// Which decoder each picture is decoded with (`--decoder`).
+    public let decoders: DecoderChooser
     private var reader: AssetReader
     private let isRaw: Bool
     private let rate: Double
 
-    public init(path: String) throws(ReadError) {
+    public init(path: String, decoders: DecoderChooser = DecoderChooser()) throws(ReadError) {
         self.path = path
+        self.decoders = decoders
         reader = try AssetReader(path: path)
         isRaw = reader.container == "h264"
         rate = reader.frameRate?.framesPerSecond ?? 25
@@ -34,8 +37,17 @@ public final class AssetImageGenerator {
         public let isFullRange: Bool
     }
 
-    /// The picture for `time` seconds from the start of the file.
+    /// The picture for `time` seconds from the start of the file. A VA-API decoder that fails
+    /// under `--decoder auto` gives way to software, and the picture is decoded again.
     public func image(at time: Double, exact: Bool) throws -> Image {
+        do {
+            return try decodedImage(at: time, exact: exact)
+        } catch where decoders.fallBack(after: error) {
+            return try decodedImage(at: time, exact: exact)
+        }
+    }
+
+    private func decodedImage(at time: Double, exact: Bool) throws -> Image {
         if isRaw { return try rawImage(at: time, exact: exact) }
         let start = reader.startTime
         let target = start + time + 0.000_001
@@ -51,7 +63,7 @@ public final class AssetImageGenerator {
         }
         var chosen: Image?
         var last: Image?
-        let session = try SoftwareDecompressionSession(format: keyframe.format!) { decoded in
+        let session = try decoders.session(format: keyframe.format!) { decoded in
             defer { decoded.pixelBuffer.release() }
             guard chosen == nil else { return }
             let image = Image(picture: Pictures.copy(decoded.pixelBuffer), time: decoded.pts.seconds - start,
@@ -126,7 +138,7 @@ public final class AssetImageGenerator {
         var shown = 0
         var chosen: Image?
         let rate = self.rate
-        let session = try SoftwareDecompressionSession(format: format) { decoded in
+        let session = try decoders.session(format: format) { decoded in
             defer {
                 decoded.pixelBuffer.release()
                 shown += 1

@@ -4,13 +4,19 @@ import VTCore
 import VTFFmpeg
 import VTH264
 
-/// The software decoder: FFmpeg's libavcodec H.264 decoder behind the `DecompressionSession`
-/// contract, with its frame and slice threads on. Pictures are handed out in libavcodec's own
-/// memory (no copy); each is freed when its `PixelBuffer` is released.
-public final class SoftwareDecompressionSession: DecompressionSession {
-    public let decoderName = "software"
+/// FFmpeg's libavcodec H.264 decoder behind the `DecompressionSession` contract: in software,
+/// with its frame and slice threads on, or through its VA-API hwaccel on a render node, each
+/// picture then copied out of its surface as NV12. Pictures are handed out in libavcodec's own
+/// memory (no further copy); each is freed when its `PixelBuffer` is released.
+public final class LibavcodecDecompressionSession: DecompressionSession {
+    public var decoderName: String { backend.name }
     public private(set) var formatDescription: FormatDescription
 
+    private let backend: DecoderSelection.Backend
+    /// The VA-API device libavcodec decodes on (an AVHWDeviceContext); nil in software.
+    private var hardwareDevice: UnsafeMutablePointer<AVBufferRef>?
+    /// Set to 1 by `vt_get_format_vaapi` when libavcodec's hwaccel did not take the stream.
+    private let hardwareRefused = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
     private let threads: Int
     private let refusingDamage: Bool
     private let output: DecodedFrameHandler
@@ -24,26 +30,37 @@ public final class SoftwareDecompressionSession: DecompressionSession {
     /// The last unit sent: what an error found while finishing is reported against.
     private var lastToken = FrameToken(0)
 
-    /// A session for `format`. `threads` 0 lets libavcodec choose (one per core, and one more).
-    /// `refusingDamage` makes a unit with any error the decoder detects give no picture at all
+    /// A session for `format` on `backend`. `threads` 0 lets libavcodec choose (one per core,
+    /// and one more; VA-API decodes on one). `refusingDamage` makes a unit with any error the decoder detects give no picture at all
     /// (libavcodec's `err_detect explode`) instead of one with the damage concealed: how
     /// `verify` finds damaged units exactly, whatever the threads (a concealed picture's flag
     /// can reach the picture too late when frame threads finish it).
-    public init(format: FormatDescription, threads: Int = 0, refusingDamage: Bool = false,
-                output: @escaping DecodedFrameHandler) throws(DecoderError) {
-        if let problem = FFmpegLibraries.loadFailure() { throw .openFailed(decoder: "software", reason: problem) }
-        guard let packet = vt_av_packet_alloc() else { throw .openFailed(decoder: "software", reason: "out of memory") }
+    public init(format: FormatDescription, backend: DecoderSelection.Backend = .software, threads: Int = 0,
+                refusingDamage: Bool = false, output: @escaping DecodedFrameHandler) throws(DecoderError) {
+        let name = backend.name
+        if let problem = FFmpegLibraries.loadFailure() { throw .openFailed(decoder: name, reason: problem) }
+        guard let packet = vt_av_packet_alloc() else { throw .openFailed(decoder: name, reason: "out of memory") }
         guard let frame = vt_av_frame_alloc() else {
             var unused: UnsafeMutablePointer<AVPacket>? = packet
             vt_av_packet_free(&unused)
-            throw .openFailed(decoder: "software", reason: "out of memory")
+            throw .openFailed(decoder: name, reason: "out of memory")
         }
         self.packet = packet
         self.frame = frame
+        self.backend = backend
         self.threads = threads
         self.refusingDamage = refusingDamage
         self.output = output
+        hardwareRefused.initialize(to: 0)
         formatDescription = format
+        if case .vaapi(let device) = backend {
+            var context: UnsafeMutablePointer<AVBufferRef>?
+            let status = vt_av_hwdevice_ctx_create(&context, AV_HWDEVICE_TYPE_VAAPI, device, nil, 0)
+            guard status >= 0, let context else {
+                throw .openFailed(decoder: name, reason: "\(device): \(FFmpegLibraries.errorText(status))")
+            }
+            hardwareDevice = context
+        }
         try open(format)
     }
 
@@ -53,6 +70,8 @@ public final class SoftwareDecompressionSession: DecompressionSession {
         vt_av_packet_free(&packet)
         var frame: UnsafeMutablePointer<AVFrame>? = self.frame
         vt_av_frame_free(&frame)
+        vt_av_buffer_unref(&hardwareDevice)
+        hardwareRefused.deallocate()
         scratch.deallocate()
     }
 
@@ -73,8 +92,20 @@ public final class SoftwareDecompressionSession: DecompressionSession {
         extradata.copyMemory(from: record, byteCount: record.count)
         context.pointee.extradata = extradata.assumingMemoryBound(to: UInt8.self)
         context.pointee.extradata_size = Int32(record.count)
-        context.pointee.thread_count = Int32(threads)
-        context.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
+        if let hardwareDevice {
+            // The hwaccel decodes on the device; one thread feeds it.
+            guard let reference = vt_av_buffer_ref(hardwareDevice) else {
+                vt_avcodec_free_context(&self.context)
+                throw .openFailed(decoder: decoderName, reason: "out of memory")
+            }
+            context.pointee.hw_device_ctx = reference
+            context.pointee.get_format = vt_get_format_vaapi
+            context.pointee.opaque = UnsafeMutableRawPointer(hardwareRefused)
+            context.pointee.thread_count = 1
+        } else {
+            context.pointee.thread_count = Int32(threads)
+            context.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
+        }
         if refusingDamage { context.pointee.err_recognition |= AV_EF_EXPLODE }
         self.context = context
         let status = vt_avcodec_open2(context, codec, nil)
@@ -130,6 +161,10 @@ public final class SoftwareDecompressionSession: DecompressionSession {
     /// memory is not.
     private func refuse(_ status: Int32, token: FrameToken) throws(DecoderError) {
         if status == vt_averror(ENOMEM) { throw .failed(decoder: decoderName, reason: FFmpegLibraries.errorText(status)) }
+        if hardwareRefused.pointee != 0 {
+            throw .failed(decoder: decoderName, reason: "libavcodec's VA-API hwaccel did not take the stream "
+                          + "(the driver refused its profile, size or surfaces)")
+        }
         throw .damaged(token: token, reason: FFmpegLibraries.errorText(status))
     }
 
@@ -172,6 +207,7 @@ public final class SoftwareDecompressionSession: DecompressionSession {
     }
 
     private func deliver() throws {
+        if frame.pointee.format == AV_PIX_FMT_VAAPI.rawValue { return try deliverSurface() }
         let format = frame.pointee.format
         guard format == AV_PIX_FMT_YUV420P.rawValue || format == AV_PIX_FMT_YUVJ420P.rawValue else {
             let name = vt_av_get_pix_fmt_name(AVPixelFormat(format)).map { String(cString: $0) } ?? "format \(format)"
@@ -196,11 +232,46 @@ public final class SoftwareDecompressionSession: DecompressionSession {
         let owner = HeldFrame(held)
         let buffer = PixelBuffer(format: .i420, width: width, height: height, planes: planes) { _ in owner.free() }
         buffer.beginLease()
+        try hand(buffer, of: picture, fullRange: format == AV_PIX_FMT_YUVJ420P.rawValue)
+    }
+
+    /// A picture in a VA-API surface: copied out as NV12 (av_hwframe_transfer_data, which maps
+    /// the surface or reads it with vaGetImage) and handed out in that copy's memory.
+    private func deliverSurface() throws {
+        guard let copy = vt_av_frame_alloc() else {
+            vt_av_frame_unref(frame)
+            throw DecoderError.failed(decoder: decoderName, reason: "out of memory")
+        }
+        let owner = HeldFrame(copy)
+        let status = vt_av_hwframe_transfer_data(copy, frame, 0)
+        let picture = frame.pointee
+        defer { vt_av_frame_unref(frame) }
+        guard status >= 0, copy.pointee.format == AV_PIX_FMT_NV12.rawValue else {
+            owner.free()
+            let reason = status < 0 ? FFmpegLibraries.errorText(status)
+                : "it gave \(vt_av_get_pix_fmt_name(AVPixelFormat(copy.pointee.format)).map { String(cString: $0) } ?? "?"), not NV12"
+            throw DecoderError.failed(decoder: decoderName, reason: "a picture could not be read from its surface: \(reason)")
+        }
+        let width = Int(picture.width)
+        let height = Int(picture.height)
+        let planes = [
+            PixelPlane(baseAddress: copy.pointee.data.0!, bytesPerRow: Int(copy.pointee.linesize.0),
+                       rowBytes: PixelFormat.nv12.rowBytes(plane: 0, width: width), rows: PixelFormat.nv12.rows(plane: 0, height: height)),
+            PixelPlane(baseAddress: copy.pointee.data.1!, bytesPerRow: Int(copy.pointee.linesize.1),
+                       rowBytes: PixelFormat.nv12.rowBytes(plane: 1, width: width), rows: PixelFormat.nv12.rows(plane: 1, height: height)),
+        ]
+        let buffer = PixelBuffer(format: .nv12, width: width, height: height, planes: planes) { _ in owner.free() }
+        buffer.beginLease()
+        try hand(buffer, of: picture, fullRange: false)
+    }
+
+    /// Hands a picture out with the time, token and state of the frame it was decoded as.
+    private func hand(_ buffer: PixelBuffer, of picture: AVFrame, fullRange: Bool) throws {
         let ticks = picture.pts != vt_av_nopts_value() ? picture.pts : picture.best_effort_timestamp
         let damaged = picture.flags & AV_FRAME_FLAG_CORRUPT != 0 || picture.decode_error_flags != 0
         try output(DecodedFrame(pixelBuffer: buffer, pts: MediaTime(value: ticks, timescale: timescale ?? 1),
                                 token: FrameToken(UInt64(bitPattern: picture.reordered_opaque)), isDamaged: damaged,
-                                isFullRange: format == AV_PIX_FMT_YUVJ420P.rawValue || picture.color_range == AVCOL_RANGE_JPEG))
+                                isFullRange: fullRange || picture.color_range == AVCOL_RANGE_JPEG))
     }
 }
 

@@ -48,6 +48,8 @@ public struct VerificationReport: Encodable, Sendable {
     public var gopLengths: [Int]
     /// Seconds, from the container, or from the frame count and the stream's frame rate.
     public var duration: Double?
+    /// The decoder that decoded the file: software, or vaapi.
+    public var decoder = "software"
     public var problems: [Problem] {
         didSet { isClean = problems.isEmpty }
     }
@@ -56,7 +58,7 @@ public struct VerificationReport: Encodable, Sendable {
 
     enum CodingKeys: String, CodingKey {
         case file, container, width, height, frames, decodedFrames = "decoded_frames", keyframes,
-             gopLengths = "gop_lengths", duration, isClean = "clean", problems
+             gopLengths = "gop_lengths", duration, decoder, isClean = "clean", problems
     }
 }
 
@@ -74,7 +76,8 @@ public enum RecordingVerifier {
     /// found something are the GOPs concerned read again and decoded on one thread, where each
     /// error comes back from its own unit and each concealed picture carries its flag.
     public static func verify(path: String, threads: Int = 0,
-                              progress: ((Double) -> Void)? = nil) throws(ReadError) -> VerificationReport {
+                              decoders: DecoderChooser = DecoderChooser(),
+                              progress: ((Double) -> Void)? = nil) throws -> VerificationReport {
         let reader = try AssetReader(path: path)
         let container = reader.container
         let fileSize = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.int64Value
@@ -84,7 +87,7 @@ public enum RecordingVerifier {
         var units: [Unit] = []
         var readFailure: String?
         var lastProgress = 0.0
-        let first = Pass(path: path, threads: threads, refusingDamage: true)
+        let first = Pass(path: path, threads: threads, refusingDamage: true, decoders: decoders)
         while true {
             let packet: AssetReader.Packet?
             do {
@@ -142,7 +145,7 @@ public enum RecordingVerifier {
         }
         let lastUnit = units.count - 1
         if !suspects.isEmpty {
-            let second = try attribute(path: path, gops: suspects.sorted().map { g in
+            let second = try attribute(path: path, decoders: decoders, gops: suspects.sorted().map { g in
                 gopStarts[g]..<(g + 1 < gopStarts.count ? gopStarts[g + 1] : units.count)
             })
             for index in second.undecodable.sorted() {
@@ -179,6 +182,7 @@ public enum RecordingVerifier {
             }
         }
         report.problems = problems.sorted { ($0.unit ?? Int.max, $0.kind.rawValue) < ($1.unit ?? Int.max, $1.kind.rawValue) }
+        report.decoder = decoders.selection?.backend.name ?? "software"
         return report
     }
 
@@ -187,26 +191,28 @@ public enum RecordingVerifier {
         let path: String
         let threads: Int
         let refusingDamage: Bool
-        var session: SoftwareDecompressionSession?
+        let decoders: DecoderChooser
+        var session: LibavcodecDecompressionSession?
         var pictures = Set<Int>()
         var concealed: [Int] = []
         var refusals: [(unit: Int, reason: String)] = []
         var size: (Int, Int)?
 
-        init(path: String, threads: Int, refusingDamage: Bool) {
+        init(path: String, threads: Int, refusingDamage: Bool, decoders: DecoderChooser) {
             self.path = path
             self.threads = threads
             self.refusingDamage = refusingDamage
+            self.decoders = decoders
         }
 
-        func decode(_ packet: AssetReader.Packet, index: Int) throws(ReadError) {
+        func decode(_ packet: AssetReader.Packet, index: Int) throws {
             guard let format = packet.format else { return }
             var frame = packet.frame
             frame.token = FrameToken(UInt64(index))
             do {
                 if session == nil {
-                    session = try SoftwareDecompressionSession(format: format, threads: threads,
-                                                               refusingDamage: refusingDamage) { [unowned self] picture in
+                    session = try decoders.session(format: format, threads: threads,
+                                                   refusingDamage: refusingDamage) { [unowned self] picture in
                         let unit = Int(picture.token.rawValue)
                         pictures.insert(unit)
                         if picture.isDamaged { concealed.append(unit) }
@@ -217,16 +223,22 @@ public enum RecordingVerifier {
                 try session?.decode(frame, format: format)
             } catch let DecoderError.damaged(_, reason) {
                 refusals.append((index, reason))
+            } catch let error as DecoderError {
+                // The decoder itself failed (not one unit): exit 4, or software under auto.
+                throw error
             } catch {
                 throw ReadError(path: path, reason: "\(error)")
             }
         }
 
-        func finish(lastUnit: Int) throws(ReadError) {
+        func finish(lastUnit: Int) throws {
             do {
                 try session?.finishDelayedFrames()
             } catch let DecoderError.damaged(_, reason) {
                 refusals.append((lastUnit, reason))
+            } catch let error as DecoderError {
+                // The decoder itself failed (not one unit): exit 4, or software under auto.
+                throw error
             } catch {
                 throw ReadError(path: path, reason: "\(error)")
             }
@@ -237,8 +249,8 @@ public enum RecordingVerifier {
 
     /// The second pass: the GOPs in `ranges` (units in decode order) read again and decoded
     /// each on its own, on one thread.
-    private static func attribute(path: String, gops ranges: [Range<Int>])
-        throws(ReadError) -> (undecodable: Set<Int>, concealed: Set<Int>, reasons: [Int: String]) {
+    private static func attribute(path: String, decoders: DecoderChooser, gops ranges: [Range<Int>])
+        throws -> (undecodable: Set<Int>, concealed: Set<Int>, reasons: [Int: String]) {
         let reader = try AssetReader(path: path)
         var undecodable = Set<Int>()
         var concealed = Set<Int>()
@@ -246,7 +258,7 @@ public enum RecordingVerifier {
         var index = 0
         var remaining = ranges[...]
         var pass: Pass?
-        func close(_ range: Range<Int>) throws(ReadError) {
+        func close(_ range: Range<Int>) throws {
             guard let done = pass else { return }
             try done.finish(lastUnit: range.upperBound - 1)
             for refusal in done.refusals where reasons[refusal.unit] == nil {
@@ -267,7 +279,7 @@ public enum RecordingVerifier {
             }
             defer { index += 1 }
             guard range.contains(index) else { continue }
-            if pass == nil { pass = Pass(path: path, threads: 1, refusingDamage: false) }
+            if pass == nil { pass = Pass(path: path, threads: 1, refusingDamage: false, decoders: decoders) }
             try pass?.decode(packet, index: index)
             if index == range.upperBound - 1 {
                 try close(range)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import VTCapture
 import VTCore
+import VTDecoding
 import VTEncoding
 import VTOutput
 
@@ -103,3 +104,24 @@ extension EncoderSettings.Profile: ExpressibleByArgument {}
 extension EncoderSettings.Entropy: ExpressibleByArgument {}
 extension EncoderSettings.RateControl: ExpressibleByArgument {}
 extension EncoderChoice: ExpressibleByArgument {}
+
+/// `--decoder auto|vaapi|software`.
+extension DecoderChoice: ExpressibleByArgument {}
+
+/// `--decoder` and `--va-device` of the commands that decode (verify, thumbnail).
+struct DecoderOptions: ParsableArguments {
+    @Option(name: .long, help: "Decoder: auto (default: VA-API hardware when a device can decode the stream's profile and size, else libavcodec in software, naming a device that could not and why), vaapi (hardware or exit 4), software.")
+    var decoder: DecoderChoice = .auto
+
+    @Option(name: .long, help: ArgumentHelp("VA-API device (DRM render node) to decode on. Default: the first /dev/dri/renderD* that can decode the stream.", valueName: "path"))
+    var vaDevice: String?
+
+    /// A chooser for one file's sessions.
+    func chooser() -> DecoderChooser { DecoderChooser(choice: decoder, vaDevice: vaDevice) }
+
+    /// Says once why auto decodes in software although a device was there.
+    static func noteFallback(_ chooser: DecoderChooser, file: String, said: inout Set<String>) {
+        guard let reason = chooser.selection?.reason, said.insert(reason).inserted else { return }
+        writeToStandardError("vtrecord: \(file): decoding in software: \(reason)")
+    }
+}

@@ -40,6 +40,8 @@ struct Thumbnail: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("JPEG quality, 1 to 100.", valueName: "q"))
     var quality = 85
 
+    @OptionGroup var decoding: DecoderOptions
+
     @Option(name: [.short, .long], help: ArgumentHelp("Where to write: a template with {n} (the picture's or sheet's number, from 1; {n:03} pads it) and {device} (the file's name without extension) (default '{device}-{n:03}.jpg'; '-' for standard output when there is one JPEG).", valueName: "path"))
     var output = "{device}-{n:03}.jpg"
 
@@ -59,7 +61,7 @@ struct Thumbnail: ParsableCommand {
     func run() throws {
         let template: OutputTemplate
         do { template = try OutputTemplate(output) } catch { throw UsageError("-o \(output): \(error.description)") }
-        let generator = try AssetImageGenerator(path: file)
+        let generator = try AssetImageGenerator(path: file, decoders: decoding.chooser())
         let times = try chosenTimes(generator)
         guard times.count <= Self.mostPictures else {
             throw UsageError("that asks for \(times.count) pictures, more than \(Self.mostPictures): choose a longer --every or a smaller --count")
@@ -91,6 +93,8 @@ struct Thumbnail: ParsableCommand {
             let path = template.expand(.init(date: Date(), device: name, segment: number))
             try writeWholeFile(path: path, bytes: bytes)
         }
+        var said = Set<String>()
+        DecoderOptions.noteFallback(generator.decoders, file: file, said: &said)
     }
 
     /// The times asked for, in seconds, checked against the recording's length.

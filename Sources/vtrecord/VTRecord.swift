@@ -22,7 +22,7 @@ struct VTRecord: ParsableCommand {
               vtrecord encoders [--va-device <path>] [--json]
               vtrecord inspect [--json] <file>
               vtrecord remux <file> -o <path> [--timestamps <path>] [--fps <rate>]
-              vtrecord verify [--json] <file>…
+              vtrecord verify [--json] [--decoder <decoder>] <file>…
               vtrecord thumbnail <file> [--at <times> | --every <time> | --count <n>] [--exact] [--size <WxH>] [--tile <CxR>] [-o <path>]
               vtrecord snapshot [--device <path>] [--size <WxH>] [--format <format>] [--skip <n>] [-o <path>]
               vtrecord presets list [--json]
@@ -88,8 +88,11 @@ struct VTRecord: ParsableCommand {
                 // too, and swift-argument-parser would hand them to the root.
                 command = try Remux.parseAsRoot(Array(arguments.dropFirst()))
             } else if arguments.first == "thumbnail" {
-                // The same: its -o and --size are the root command's names too.
+                // The same: its -o, --size and --va-device are the root command's names too.
                 command = try Thumbnail.parseAsRoot(Array(arguments.dropFirst()))
+            } else if arguments.first == "verify" {
+                // The same: its --va-device is the root command's name too.
+                command = try Verify.parseAsRoot(Array(arguments.dropFirst()))
             } else if arguments.first == "snapshot" {
                 // The same: its --device, --size, -o… are the root command's names too.
                 command = try Snapshot.parseAsRoot(Array(arguments.dropFirst()))

@@ -19,6 +19,8 @@ struct Verify: ParsableCommand {
     @Flag(name: .long, help: "Print the reports as JSON.")
     var json = false
 
+    @OptionGroup var decoding: DecoderOptions
+
     @Argument(help: ArgumentHelp("Raw .h264 (Annex B), MP4, Matroska or MPEG-TS files.", valueName: "file"))
     var files: [String]
 
@@ -52,15 +54,25 @@ struct Verify: ParsableCommand {
     func run() throws {
         var entries: [Entry] = []
         let showProgress = !json && isatty(STDERR_FILENO) == 1
+        var said = Set<String>()
         for file in files {
+            let decoders = decoding.chooser()
+            let progress: ((Double) -> Void)? = showProgress ? { fraction in
+                Self.drawProgress(String(format: "\r\u{1B}[Kverifying %@: %3.0f%%", file, fraction * 100))
+            } : nil
             do {
-                let report = try RecordingVerifier.verify(path: file, progress: showProgress ? { fraction in
-                    Self.drawProgress(String(format: "\r\u{1B}[Kverifying %@: %3.0f%%", file, fraction * 100))
-                } : nil)
+                let report: VerificationReport
+                do {
+                    report = try RecordingVerifier.verify(path: file, decoders: decoders, progress: progress)
+                } catch where decoders.fallBack(after: error) {
+                    // The hardware decoder failed under auto: the file is verified again in software.
+                    report = try RecordingVerifier.verify(path: file, decoders: decoders, progress: progress)
+                }
                 if showProgress { Self.drawProgress("\r\u{1B}[K") }
+                DecoderOptions.noteFallback(decoders, file: file, said: &said)
                 entries.append(.report(report))
                 if !json { print(Self.text(report), terminator: "") }
-            } catch {
+            } catch let error as ReadError {
                 if showProgress { Self.drawProgress("\r\u{1B}[K") }
                 writeToStandardError("vtrecord: error: \(error.description)")
                 entries.append(.unreadable(file: file, error: error.reason))
@@ -86,6 +98,7 @@ struct Verify: ParsableCommand {
             + "\(report.keyframes) keyframes"
         if !report.gopLengths.isEmpty { line += ", GOPs of " + gopSummary(report.gopLengths) }
         if let duration = report.duration { line += String(format: ", %.3f s", duration) }
+        if report.decoder != "software" { line += ", decoded with \(report.decoder)" }
         var text = line + "\n"
         let shown = 20
         for problem in report.problems.prefix(shown) {

@@ -96,7 +96,7 @@ import VTTestSupport
 
     static func decode(_ frames: [(EncodedFrame, FormatDescription)], threads: Int = 0) throws -> Decoded {
         var decoded = Decoded()
-        let session = try SoftwareDecompressionSession(format: frames[0].1, threads: threads) { frame in
+        let session = try LibavcodecDecompressionSession(format: frames[0].1, threads: threads) { frame in
             decoded.width = frame.pixelBuffer.width
             decoded.height = frame.pixelBuffer.height
             decoded.pictures.append(packed(frame.pixelBuffer))
@@ -199,7 +199,7 @@ import VTTestSupport
         #expect(frames.count == 22)
         var sizes: [String] = []
         var pictures: [[UInt8]] = []
-        let session = try SoftwareDecompressionSession(format: frames[0].1) { frame in
+        let session = try LibavcodecDecompressionSession(format: frames[0].1) { frame in
             sizes.append("\(frame.pixelBuffer.width)x\(frame.pixelBuffer.height)")
             pictures.append(Self.packed(frame.pixelBuffer))
             frame.pixelBuffer.release()
@@ -229,7 +229,7 @@ import VTTestSupport
         // A unit whose NAL length runs past its end.
         frames[3].data = [0, 0, 0x10, 0] + Array(frames[3].data.dropFirst(4).prefix(8))
         var tokens: [FrameToken] = []
-        let session = try SoftwareDecompressionSession(format: try #require(reader.format), threads: threads) { frame in
+        let session = try LibavcodecDecompressionSession(format: try #require(reader.format), threads: threads) { frame in
             tokens.append(frame.token)
             frame.pixelBuffer.release()
         }

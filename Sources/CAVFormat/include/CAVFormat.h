@@ -2,7 +2,8 @@
 #define VT_CAVFORMAT_H
 
 // FFmpeg's libavformat (the MPEG-TS muxer, and the demuxers behind remux and inspect) and
-// libavcodec's H.264 decoder (the software DecompressionSession), loaded
+// libavcodec's H.264 decoder (the DecompressionSession, in software or through its VA-API
+// hwaccel), loaded
 // on first use instead of linked: libavformat brings in more than a hundred shared libraries
 // (every codec FFmpeg is built with), and loading them cost every vtrecord run tens of
 // milliseconds before its first frame, whether it wrote a raw stream or a transport stream.
@@ -20,6 +21,8 @@
 #include <libavutil/mem.h>
 #include <libavutil/frame.h>
 #include <libavutil/pixdesc.h>
+#include <libavutil/buffer.h>
+#include <libavutil/hwcontext.h>
 
 // Loads libavformat (with libavcodec and libavutil) once, thread-safely, and silences FFmpeg's
 // own log. Returns 0, or -1 with
@@ -71,6 +74,17 @@ void vt_av_frame_free(AVFrame **frame);
 void vt_av_frame_unref(AVFrame *frame);
 void vt_av_frame_move_ref(AVFrame *destination, AVFrame *source);
 const char *vt_av_get_pix_fmt_name(enum AVPixelFormat format);
+int vt_av_hwdevice_ctx_create(AVBufferRef **device, enum AVHWDeviceType type, const char *name,
+                              AVDictionary *options, int flags);
+AVBufferRef *vt_av_buffer_ref(const AVBufferRef *buffer);
+void vt_av_buffer_unref(AVBufferRef **buffer);
+int vt_av_hwframe_transfer_data(AVFrame *destination, const AVFrame *source, int flags);
+
+// The decoder's get_format for VA-API decoding (a C function, as libavcodec calls it): VA-API
+// surfaces when libavcodec's hwaccel offers them; otherwise no format, so the picture fails
+// rather than being decoded in software unseen, and `*(int *)context->opaque` (when set) is
+// made 1 to say why.
+enum AVPixelFormat vt_get_format_vaapi(AVCodecContext *context, const enum AVPixelFormat *formats);
 
 // AVERROR(e) and the like are function-like macros; Swift sees only plain constants and functions.
 static inline int vt_averror(int errnum) { return AVERROR(errnum); }
