@@ -83,12 +83,7 @@ public final class RecordingControl: Sendable {
     /// the driver runs out of buffers. Raising it needs root, CAP_SYS_NICE or an RLIMIT_NICE
     /// (limits.conf); without them the thread stays at the normal priority, as before.
     static func raiseCapturePriority() {
-        let which = __priority_which_t(PRIO_PROCESS.rawValue)
-        errno = 0
-        let current = getpriority(which, 0)
-        guard errno == 0 else { return }
-        // who 0 is the calling thread; EPERM/EACCES (no right to raise it) leave it as it is.
-        _ = try? systemCall("setpriority") { setpriority(which, 0, current - captureNiceBoost) }
+        moveThreadNice(by: -captureNiceBoost)
     }
 
     /// The capture thread's loop: frames from the source into the queue until the source

@@ -3,10 +3,6 @@ import Synchronization
 import VTCapture
 import VTCore
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Keeps a still of the latest picture while recording (`--snapshot PATH --snapshot-every T`),
 /// on a thread of its own, so that neither the capture thread nor the encoder thread ever
 /// waits for a JPEG encoder or a disk.
@@ -93,7 +89,7 @@ public final class StillTaker: Sendable {
     }
 
     private func run() {
-        Self.lowerPriority()
+        moveThreadNice(by: Self.niceDrop)
         while true {
             wake.wait()
             var next: CapturedFrame?
@@ -126,12 +122,4 @@ public final class StillTaker: Sendable {
     /// How far the still thread lowers its priority (nice value, per thread on Linux) below
     /// the encoder's; lowering is always allowed.
     static let niceDrop: Int32 = 10
-
-    private static func lowerPriority() {
-        let which = __priority_which_t(PRIO_PROCESS.rawValue)
-        errno = 0
-        let current = getpriority(which, 0)
-        guard errno == 0 else { return }
-        _ = try? systemCall("setpriority") { setpriority(which, 0, current + niceDrop) }
-    }
 }
