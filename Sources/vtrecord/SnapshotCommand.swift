@@ -6,6 +6,7 @@ import VTCore
 import VTDecoding
 import VTOutput
 import VTRecorder
+import Synchronization
 
 /// `vtrecord snapshot`: one still from a camera.
 struct Snapshot: ParsableCommand {
@@ -38,6 +39,9 @@ struct Snapshot: ParsableCommand {
 
     @Option(name: .long, help: ArgumentHelp("Frames to let go first while the camera settles (default: one second's worth at its rate).", valueName: "n"))
     var skip: Int?
+
+    @Option(name: .long, help: ArgumentHelp("The longest to wait for a frame before giving up (exit 3): a camera that streams nothing does not hang a script (default 10s).", valueName: "time"))
+    var timeout: DurationArgument?
 
     @Option(name: .long, help: ArgumentHelp("JPEG quality, 1 to 100, when vtrecord compresses the picture (an MJPEG camera's JPEG is kept as it is).", valueName: "q"))
     var quality = 90
@@ -110,13 +114,19 @@ struct Snapshot: ParsableCommand {
                                     logger: logger)
         stop.attach(source)
         let skip = self.skip ?? max(1, Int(source.format.frameRate.framesPerSecond.rounded(.up)))
+        let watchdog = FrameWatchdog(source, limit: timeout?.seconds ?? 10)
         let taken: (bytes: [UInt8], sequence: UInt64, cameraJPEG: Bool)
         do {
-            taken = try Self.settledStill(source, skip: skip, quality: quality)
+            taken = try Self.settledStill(source, skip: skip, quality: quality, watchdog: watchdog)
         } catch {
+            watchdog.cancel()
             source.close()
+            if error is StoppedBeforePicture, watchdog.fired {
+                throw NoFrames(path: camera.path, seconds: timeout?.seconds ?? 10)
+            }
             throw error
         }
+        watchdog.cancel()
         source.close()
         let path = template.expand(.init(date: Date(), device: device, segment: 1))
         try writeFileAtomically(path: path, bytes: taken.bytes, replace: overwrite)
@@ -132,10 +142,11 @@ struct Snapshot: ParsableCommand {
     }
 
     /// The first good frame after `skip`, as JPEG bytes: the camera's own when it sends JPEG.
-    static func settledStill(_ source: V4L2Source, skip: Int,
-                             quality: Int) throws -> (bytes: [UInt8], sequence: UInt64, cameraJPEG: Bool) {
+    static func settledStill(_ source: V4L2Source, skip: Int, quality: Int,
+                             watchdog: FrameWatchdog) throws -> (bytes: [UInt8], sequence: UInt64, cameraJPEG: Bool) {
         var seen = 0
         while let frame = try source.nextFrame() {
+            watchdog.frameArrived()
             guard seen == skip else {
                 seen += 1
                 continue
@@ -145,6 +156,59 @@ struct Snapshot: ParsableCommand {
             return (bytes, frame.sequence, false)
         }
         throw StoppedBeforePicture()
+    }
+}
+
+/// Stops a source that has given no frame for `limit` seconds, from a thread of its own.
+final class FrameWatchdog: Sendable {
+    private struct State {
+        var last = ContinuousClock.now
+        var fired = false
+        var cancelled = false
+    }
+
+    private let state = Mutex(State())
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ source: any CaptureSource, limit: Double) {
+        let thread = Thread { [self] in watch(source, allowed: .milliseconds(Int64(limit * 1000))) }
+        thread.name = "vtrecord-watchdog"
+        thread.start()
+    }
+
+    private func watch(_ source: any CaptureSource, allowed: Duration) {
+        while true {
+            let (expired, cancelled) = state.withLock { state -> (Bool, Bool) in
+                let expired = !state.cancelled && state.last.duration(to: .now) > allowed
+                if expired { state.fired = true }
+                return (expired, state.cancelled)
+            }
+            if expired { source.stop() }
+            if expired || cancelled { return }
+            // Polled: a tenth of a second's lateness in giving up does not matter.
+            _ = done.wait(timeout: .now() + .milliseconds(100))
+        }
+    }
+
+    /// Whether it stopped the source.
+    var fired: Bool { state.withLock { $0.fired } }
+
+    func frameArrived() { state.withLock { $0.last = .now } }
+
+    func cancel() {
+        state.withLock { $0.cancelled = true }
+        done.signal()
+    }
+}
+
+/// `snapshot` waited `--timeout` for a frame that never came.
+struct NoFrames: ReportableError {
+    let path: String
+    let seconds: Double
+    var exitStatus: ExitStatus { .capture }
+    var description: String {
+        String(format: "%@ gave no frame for %g s: check that nothing else holds it and that it streams "
+               + "(vtrecord formats --device %@), or allow longer with --timeout", path, seconds, path)
     }
 }
 

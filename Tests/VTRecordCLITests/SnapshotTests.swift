@@ -95,6 +95,20 @@ extension CameraRecordingTests {
             #expect(names.filter { $0.hasPrefix(".still.jpg") }.isEmpty, "\(names)")
         }
 
+        /// A camera that streams nothing (here: a frame every 4 s) does not hang the command.
+        @Test func aCameraThatGivesNoFrameTimesOut() throws {
+            let camera = try FakeCamera(knobs: [.deliveredFramesPerSecond(0.25)])
+            let out = camera.file("still.jpg")
+            let started = ContinuousClock.now
+            let (r, _) = try Self.snapshot(camera, ["--size", "640x480", "--skip", "0", "--timeout", "0.5s", "-o", out])
+            #expect(r.status == 3, "\(r.transcript)")
+            #expect(r.standardError.split(separator: "\n").count == 1 && r.standardError.contains("gave no frame for 0.5 s"),
+                    "\(r.standardError)")
+            #expect(started.duration(to: .now) < .seconds(3.5), "it waited for the frame after all")
+            #expect(!FileManager.default.fileExists(atPath: out))
+            #expect(try camera.report().releasedEverything)
+        }
+
         @Test func aSignalBeforeThePictureLeavesNoFile() throws {
             let camera = try FakeCamera(knobs: [.trace])
             let out = camera.file("still.jpg")
