@@ -12,7 +12,7 @@ import Glibc
 ///
 /// NV12 and YU12 frames reach the encoder without a copy: the driver's buffer is wrapped as a
 /// leased `PixelBuffer` whose release gives it back to the driver (VIDIOC_QBUF), never before
-/// the encoder is done with it — as long as that leaves the driver `driverReserve` buffers to
+/// the encoder is done with it — as long as that leaves the driver `leaseFloor` buffers to
 /// fill; otherwise the frame is copied into a pooled buffer and the driver's goes back at once,
 /// so a camera never runs out of buffers because the pipeline sits on them (FFmpeg's v4l2
 /// input does the same). YUYV and Motion-JPEG are converted to I420 into a pooled buffer and
@@ -168,6 +168,15 @@ public final class V4L2Source: CaptureSource {
     /// thread is reading. With fewer, one late wake-up of the capture thread costs a frame.
     public static let minimumBufferCount = driverReserve + 1
 
+    /// Buffers left with the driver below which a frame is copied instead of leased: the
+    /// reserve, and one spare where there are buffers for it. When the encoder falls behind,
+    /// leased frames pile up in the queue until the driver is down to this many, so it is the
+    /// slack a late capture thread has: two frames are 33 ms at 60 fps, which a busy virtual
+    /// machine can take from a thread; three are 50 ms.
+    static func leaseFloor(buffers: Int) -> Int {
+        buffers > minimumBufferCount ? driverReserve + 1 : driverReserve
+    }
+
     public var statistics: CaptureStatistics { counters.withLock { $0 } }
 
     public func stop() {
@@ -241,7 +250,7 @@ public final class V4L2Source: CaptureSource {
         let source = UnsafeRawPointer(stream.ring.mappings[index].address)
         let buffer: PixelBuffer
         var compressed: [UInt8]?
-        if zeroCopy && stream.ring.buffersWithDriver >= Self.driverReserve {
+        if zeroCopy && stream.ring.buffersWithDriver >= Self.leaseFloor(buffers: stream.ring.mappings.count) {
             guard filled.bytesUsed >= stream.rawImageSize else {
                 return rejected(index, stream.ring,
                                 "frame \(filled.sequence) is short (\(filled.bytesUsed) of \(stream.rawImageSize) bytes)")
