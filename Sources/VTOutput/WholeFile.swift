@@ -20,10 +20,13 @@ public func writeWholeFile(path: String, bytes: [UInt8]) throws(OutputError) {
     }
     do {
         try writeFully(fd, bytes, descriptor: fd == 1 ? .inherited : .own)
-        if fd != 1 { try closeDescriptor(fd) }
     } catch {
         if fd != 1 { try? closeDescriptor(fd) }
         throw .writeFailed(path: path, errno: error.errno)
+    }
+    // Linux releases the descriptor even when close(2) fails: it is never closed twice.
+    if fd != 1 {
+        do { try closeDescriptor(fd) } catch { throw .writeFailed(path: path, errno: error.errno) }
     }
 }
 
@@ -49,16 +52,20 @@ public func writeFileAtomically(path: String, bytes: [UInt8], replace: Bool) thr
     } catch {
         throw .cannotOpen(path: path, errno: error.errno)
     }
+    var failure: SystemError?
     do {
         try writeFully(fd, bytes)
         try systemCall("fdatasync") { fdatasync(fd) }
-        try closeDescriptor(fd)
     } catch {
-        try? closeDescriptor(fd)
+        failure = error
+    }
+    // Closed once whatever happened: Linux releases the descriptor even when close(2) fails.
+    do { try closeDescriptor(fd) } catch { failure = failure ?? error }
+    if let failure {
         unlink(temporary)
-        if error.errno == ENOSPC { throw .diskFull(path: path) }
-        if error.errno == EFBIG { throw .fileTooLarge(path: path) }
-        throw .writeFailed(path: path, errno: error.errno)
+        if failure.errno == ENOSPC { throw .diskFull(path: path) }
+        if failure.errno == EFBIG { throw .fileTooLarge(path: path) }
+        throw .writeFailed(path: path, errno: failure.errno)
     }
     do {
         if replace {
