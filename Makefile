@@ -18,7 +18,8 @@ BIN        := .build/$(CONFIG)/vtrecord
 DEB_PACKAGES := pkg-config libx264-dev libv4l-dev libva-dev libdrm-dev libyuv-dev libturbojpeg0-dev \
                 ffmpeg x264 v4l-utils vainfo mandoc man-db bc mediainfo gstreamer1.0-tools \
                 gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad \
-                gstreamer1.0-libav mkvtoolnix chromium python3 libavformat-dev libavcodec-dev libavutil-dev strace
+                gstreamer1.0-libav mkvtoolnix chromium python3 libavformat-dev libavcodec-dev libavutil-dev strace \
+                libasound2-dev alsa-utils libswresample-dev
 
 # Debian packages only make bench needs: the peers it measures against (GStreamer's x264enc is
 # in plugins-ugly, its Y4M reader in plugins-bad), callgrind, and matplotlib for the chart

@@ -31,6 +31,10 @@ public final class AnnexBWriter: MediaOutput {
     }
 
     /// Appends one access unit, with the parameter sets first when it is a keyframe.
+    public func writeAudio(_ packet: EncodedAudioPacket) throws(OutputError) {
+        preconditionFailure("sound written to an output opened without a sound track")
+    }
+
     public func write(_ frame: EncodedFrame) throws(OutputError) {
         guard let format else { preconditionFailure("a frame written before its header") }
         accessUnit.removeAll(keepingCapacity: true)

@@ -16,9 +16,12 @@ public enum AssetWriter {
         /// MP4: stay fragmented at a clean end.
         public var keepFragmented: Bool
         public var metadata: ContainerMetadata
+        /// The sound track, when the recording has one (never for raw H.264).
+        public var audio: AudioFormatDescription?
 
         public init(container: Container, overwrite: Bool, frameRate: FrameRate, sourceTimes: Bool = false,
-                    fragmentDuration: Double = 1, keepFragmented: Bool = false, metadata: ContainerMetadata) {
+                    fragmentDuration: Double = 1, keepFragmented: Bool = false, metadata: ContainerMetadata,
+                    audio: AudioFormatDescription? = nil) {
             self.container = container
             self.overwrite = overwrite
             self.frameRate = frameRate
@@ -26,6 +29,7 @@ public enum AssetWriter {
             self.fragmentDuration = fragmentDuration
             self.keepFragmented = keepFragmented
             self.metadata = metadata
+            self.audio = audio
         }
     }
 

@@ -52,6 +52,13 @@ public protocol MediaOutput: AnyObject {
     /// access unit wherever the medium allows (a regular file is cut back to it).
     func write(_ frame: EncodedFrame) throws(OutputError)
 
+    /// Appends one packet of the sound track, which the output was opened with (see
+    /// `AssetWriter.Settings.audio`). Packets come in their own order, interleaved with the
+    /// frames roughly by time (the recorder writes the sound up to each frame's decode time);
+    /// an output that must order them (fragments, clusters) does so. Never called for an
+    /// output opened without sound.
+    func writeAudio(_ packet: EncodedAudioPacket) throws(OutputError)
+
     /// A clean end: completes and closes the output; a file that holds no frame and was made
     /// by this output is removed when `keepEmpty` is false.
     func finish(keepEmpty: Bool) throws(OutputError)

@@ -83,6 +83,10 @@ public final class SegmentedOutput: MediaOutput {
         boundaries?.written(segmentBytes: current.statistics.bytes)
     }
 
+    public func writeAudio(_ packet: EncodedAudioPacket) throws(OutputError) {
+        try current.writeAudio(packet)
+    }
+
     public func finish(keepEmpty: Bool) throws(OutputError) {
         let empty = current.unusedFile != nil
         try current.finish(keepEmpty: keepEmpty)

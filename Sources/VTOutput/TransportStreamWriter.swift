@@ -73,6 +73,10 @@ public final class TransportStreamWriter: MediaOutput {
         self.format = format
     }
 
+    public func writeAudio(_ packet: EncodedAudioPacket) throws(OutputError) {
+        preconditionFailure("sound written to an output opened without a sound track")
+    }
+
     public func write(_ frame: EncodedFrame) throws(OutputError) {
         guard let format else { preconditionFailure("a frame written before its header") }
         if context == nil { try open(format, first: frame) }

@@ -123,6 +123,8 @@ final class FailingOutput: MediaOutput {
 
     func writeHeader(_ format: FormatDescription) throws(OutputError) { headers.append(format) }
 
+    func writeAudio(_ packet: EncodedAudioPacket) throws(OutputError) {}
+
     func write(_ frame: EncodedFrame) throws(OutputError) {
         if let failAt, statistics.frames + 1 == failAt { throw .diskFull(path: "failing", cutBack: true) }
         tokens.append(frame.token)

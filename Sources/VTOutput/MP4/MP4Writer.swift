@@ -107,6 +107,10 @@ public final class MP4Writer: MediaOutput {
         try parameterSets.update(format, fixed: track != nil || !pending.isEmpty, container: "an MP4")
     }
 
+    public func writeAudio(_ packet: EncodedAudioPacket) throws(OutputError) {
+        preconditionFailure("sound written to an output opened without a sound track")
+    }
+
     public func write(_ frame: EncodedFrame) throws(OutputError) {
         guard parameterSets.format != nil else { preconditionFailure("a frame written before its header") }
         var decode = frame.dts.converted(to: options.timescale).value

@@ -110,6 +110,10 @@ public final class MatroskaWriter: MediaOutput {
         try parameterSets.update(format, fixed: layout != nil || clusterFrames > 0, container: "Matroska")
     }
 
+    public func writeAudio(_ packet: EncodedAudioPacket) throws(OutputError) {
+        preconditionFailure("sound written to an output opened without a sound track")
+    }
+
     public func write(_ frame: EncodedFrame) throws(OutputError) {
         guard parameterSets.format != nil else { preconditionFailure("a frame written before its header") }
         if origin == nil {
