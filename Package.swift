@@ -26,6 +26,8 @@ let package = Package(
         .systemLibrary(name: "CYUV", providers: [.apt(["libyuv-dev"])]),
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg",
                        providers: [.apt(["libturbojpeg0-dev"])]),
+        .systemLibrary(name: "CALSA", pkgConfig: "alsa",
+                       providers: [.apt(["libasound2-dev"])]),
         // Linux calls glibc declares only under _GNU_SOURCE (sync_file_range).
         .systemLibrary(name: "CLinux"),
         // FFmpeg's libavformat, loaded on first use rather than linked (see its header).
@@ -43,11 +45,14 @@ let package = Package(
         .target(name: "VTFFmpeg", dependencies: ["CAVFormat"]),
         .target(name: "VTOutput", dependencies: ["VTCore", "VTH264", "CAVFormat", "VTFFmpeg", "CLinux"]),
         .target(name: "VTDecoding", dependencies: ["VTCore", "VTH264", "CAVFormat", "VTFFmpeg", "VTOutput", "VTEncoding", "CYUV", "CTurboJPEG"]),
+        .target(name: "VTAudio",
+                dependencies: ["VTCore", "CALSA", "CAVFormat", "VTFFmpeg",
+                               .product(name: "Logging", package: "swift-log")]),
         .target(name: "VTRecorder",
-                dependencies: ["VTCore", "VTCapture", "VTEncoding", "VTOutput"]),
+                dependencies: ["VTCore", "VTCapture", "VTEncoding", "VTOutput", "VTAudio"]),
         .executableTarget(name: "vtrecord",
                           dependencies: ["VTRecorder", "VTCore", "VTH264", "VTCapture",
-                                         "VTEncoding", "VTOutput", "VTDecoding",
+                                         "VTEncoding", "VTOutput", "VTDecoding", "VTAudio",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser"),
                                          .product(name: "TOMLKit", package: "TOMLKit")],
                           // The shipped presets (presets/*.toml, linked here) are compiled into

@@ -21,7 +21,12 @@
     X(avcodec_find_decoder) X(avcodec_alloc_context3) X(avcodec_open2) X(avcodec_free_context)    \
     X(avcodec_send_packet) X(avcodec_receive_frame) X(avcodec_flush_buffers) X(av_frame_alloc)    \
     X(av_frame_free) X(av_frame_unref) X(av_frame_move_ref) X(av_get_pix_fmt_name)                \
-    X(av_hwdevice_ctx_create) X(av_buffer_ref) X(av_buffer_unref) X(av_hwframe_transfer_data)
+    X(av_hwdevice_ctx_create) X(av_buffer_ref) X(av_buffer_unref) X(av_hwframe_transfer_data)     \
+    X(avcodec_find_encoder_by_name) X(avcodec_send_frame) X(avcodec_receive_packet)               \
+    X(av_frame_get_buffer) X(av_frame_make_writable) X(av_channel_layout_default)                 \
+    X(av_channel_layout_uninit) X(av_channel_layout_copy) X(avcodec_parameters_from_context)      \
+    X(swr_alloc_set_opts2) X(swr_init) X(swr_free) X(swr_convert) X(swr_set_compensation)          \
+    X(swr_inject_silence) X(swr_drop_output) X(swr_get_delay)
 
 static struct {
 #define VT_FIELD(name) __typeof__(&name) name;
@@ -141,6 +146,38 @@ void vt_av_buffer_unref(AVBufferRef **buffer) { av.av_buffer_unref(buffer); }
 int vt_av_hwframe_transfer_data(AVFrame *destination, const AVFrame *source, int flags) {
     return av.av_hwframe_transfer_data(destination, source, flags);
 }
+
+const AVCodec *vt_avcodec_find_encoder_by_name(const char *name) { return av.avcodec_find_encoder_by_name(name); }
+int vt_avcodec_send_frame(AVCodecContext *context, const AVFrame *frame) { return av.avcodec_send_frame(context, frame); }
+int vt_avcodec_receive_packet(AVCodecContext *context, AVPacket *packet) {
+    return av.avcodec_receive_packet(context, packet);
+}
+int vt_av_frame_get_buffer(AVFrame *frame, int align) { return av.av_frame_get_buffer(frame, align); }
+int vt_av_frame_make_writable(AVFrame *frame) { return av.av_frame_make_writable(frame); }
+void vt_av_channel_layout_default(AVChannelLayout *layout, int channels) { av.av_channel_layout_default(layout, channels); }
+void vt_av_channel_layout_uninit(AVChannelLayout *layout) { av.av_channel_layout_uninit(layout); }
+int vt_av_channel_layout_copy(AVChannelLayout *destination, const AVChannelLayout *source) {
+    return av.av_channel_layout_copy(destination, source);
+}
+int vt_avcodec_parameters_from_context(AVCodecParameters *parameters, const AVCodecContext *context) {
+    return av.avcodec_parameters_from_context(parameters, context);
+}
+int vt_swr_alloc_set_opts2(struct SwrContext **context, const AVChannelLayout *out_layout,
+                           enum AVSampleFormat out_format, int out_rate, const AVChannelLayout *in_layout,
+                           enum AVSampleFormat in_format, int in_rate) {
+    return av.swr_alloc_set_opts2(context, out_layout, out_format, out_rate, in_layout, in_format, in_rate, 0, NULL);
+}
+int vt_swr_init(struct SwrContext *context) { return av.swr_init(context); }
+void vt_swr_free(struct SwrContext **context) { av.swr_free(context); }
+int vt_swr_convert(struct SwrContext *context, uint8_t **out, int out_count, const uint8_t **in, int in_count) {
+    return av.swr_convert(context, out, out_count, in, in_count);
+}
+int vt_swr_set_compensation(struct SwrContext *context, int delta, int distance) {
+    return av.swr_set_compensation(context, delta, distance);
+}
+int vt_swr_inject_silence(struct SwrContext *context, int count) { return av.swr_inject_silence(context, count); }
+int vt_swr_drop_output(struct SwrContext *context, int count) { return av.swr_drop_output(context, count); }
+int64_t vt_swr_get_delay(struct SwrContext *context, int64_t base) { return av.swr_get_delay(context, base); }
 
 enum AVPixelFormat vt_get_format_vaapi(AVCodecContext *context, const enum AVPixelFormat *formats) {
     for (const enum AVPixelFormat *format = formats; *format != AV_PIX_FMT_NONE; format++) {

@@ -18,6 +18,8 @@ struct TestPatternPainter: Sendable {
     let width: Int
     let height: Int
     let code: FrameCode
+    /// With the test sound: frames on the `FlashSchedule` are painted white below the code.
+    let flashes: FlashSchedule?
 
     /// The background repeats every `period` luma samples in both directions, so a strip of
     /// `period` rows, `period` samples wider than the picture, holds every row at every offset.
@@ -32,9 +34,10 @@ struct TestPatternPainter: Sendable {
     private let chromaStripWidth: Int
     private let box: (width: Int, height: Int)
 
-    init(width: Int, height: Int) {
+    init(width: Int, height: Int, flashes: FlashSchedule? = nil) {
         self.width = width
         self.height = height
+        self.flashes = flashes
         code = FrameCode(width: width)
         let p = Self.period
         let tile = Self.lumaTile()
@@ -70,7 +73,23 @@ struct TestPatternPainter: Sendable {
             }
         }
         drawBox(frame: n, into: buffer)
+        if flashes?.isFlash(frame: n) == true { paintFlash(into: buffer) }
         code.draw(UInt32(truncatingIfNeeded: n), into: buffer)
+    }
+
+    /// A flash: the whole picture below the code band white, so it shows at a glance and a
+    /// test finds it by the mean brightness of the lower half.
+    private func paintFlash(into buffer: PixelBuffer) {
+        let top = code.bandHeight
+        for (index, plane) in buffer.planes.enumerated() {
+            let first = index == 0 ? top : top / 2
+            let rows = index == 0 ? height : (height + 1) / 2
+            let columns = index == 0 ? width : (width + 1) / 2
+            let value = Int32(index == 0 ? FrameCode.white : FrameCode.neutralChroma)
+            for row in first..<rows {
+                memset(plane.baseAddress + row * plane.bytesPerRow, value, columns)
+            }
+        }
     }
 
     /// Where the box is in frame `n`: bouncing between the edges, below the code band, at even

@@ -36,8 +36,10 @@ public final class TestPatternSource: CaptureSource {
     ///
     /// Width and height must be even, because 4:2:0 encoders (x264, VA-API) require it, and
     /// at least 64×64, because the frame code needs the room.
+    /// With `flashes`, the picture flashes white once a second (`FlashSchedule`), in step with
+    /// the test sound's beeps.
     public init(width: Int, height: Int, frameRate: FrameRate, live: Bool = false,
-                bufferCount: Int = 8) throws(CaptureError) {
+                bufferCount: Int = 8, flashes: Bool = false) throws(CaptureError) {
         precondition(bufferCount > 0, "a source needs at least one buffer")
         func refuse(_ reason: String) -> CaptureError {
             .unsupportedPatternSize(width: width, height: height, reason: reason)
@@ -53,7 +55,8 @@ public final class TestPatternSource: CaptureSource {
         }
         format = SourceFormat(pixelFormat: .i420, width: width, height: height, frameRate: frameRate,
                               sampleAspectRatio: SampleAspectRatio(width: 1, height: 1), fullRange: false, isLive: live)
-        painter = TestPatternPainter(width: width, height: height)
+        painter = TestPatternPainter(width: width, height: height,
+                                     flashes: flashes ? FlashSchedule(frameRate: frameRate) : nil)
         pool = PixelBufferPool(format: .i420, width: width, height: height, capacity: bufferCount)
     }
 

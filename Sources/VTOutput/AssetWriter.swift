@@ -49,10 +49,11 @@ public enum AssetWriter {
             return try MatroskaWriter(path: path, overwrite: settings.overwrite,
                                       options: .init(frameRate: settings.frameRate,
                                                      fragmentDuration: settings.fragmentDuration,
-                                                     metadata: settings.metadata))
+                                                     metadata: settings.metadata, audio: settings.audio))
         case .ts:
             return try TransportStreamWriter(path: path, overwrite: settings.overwrite,
-                                             options: .init(frameRate: settings.frameRate, metadata: settings.metadata))
+                                             options: .init(frameRate: settings.frameRate, metadata: settings.metadata,
+                                                            audio: settings.audio))
         }
     }
 }

@@ -19,10 +19,14 @@ public final class TransportStreamWriter: MediaOutput {
     public struct Options: Sendable {
         public var frameRate: FrameRate
         public var metadata: ContainerMetadata
+        /// The sound track (AAC or Opus), if there is one.
+        public var audio: AudioFormatDescription?
 
-        public init(frameRate: FrameRate, metadata: ContainerMetadata) {
+        public init(frameRate: FrameRate, metadata: ContainerMetadata, audio: AudioFormatDescription? = nil) {
+            precondition(audio?.codec != .pcm, "a transport stream carries no 16-bit PCM")
             self.frameRate = frameRate
             self.metadata = metadata
+            self.audio = audio
         }
     }
 
@@ -33,6 +37,7 @@ public final class TransportStreamWriter: MediaOutput {
     private var format: FormatDescription?
     private var context: UnsafeMutablePointer<AVFormatContext>?
     private var stream: UnsafeMutablePointer<AVStream>?
+    private var soundStream: UnsafeMutablePointer<AVStream>?
     private var packet: UnsafeMutablePointer<AVPacket>?
     /// The time subtracted from every frame's, so the file starts at 0.
     private var base: MediaTime?
@@ -73,8 +78,32 @@ public final class TransportStreamWriter: MediaOutput {
         self.format = format
     }
 
-    public func writeAudio(_ packet: EncodedAudioPacket) throws(OutputError) {
-        preconditionFailure("sound written to an output opened without a sound track")
+    /// Sound packets go to the muxer as they come (AAC gets its ADTS headers there); their
+    /// times count from the same base as the picture's, so AAC's priming puts the first one
+    /// just before 0.
+    public func writeAudio(_ sound: EncodedAudioPacket) throws(OutputError) {
+        guard let audio = options.audio, let context, let soundStream, let packet, let base else {
+            preconditionFailure("sound written to an output opened without a sound track, or before the first frame")
+        }
+        let timescale = soundStream.pointee.time_base.den
+        let rate = Int32(audio.sampleRate)
+        var data = sound.data
+        let status = data.withUnsafeMutableBufferPointer { bytes -> Int32 in
+            packet.pointee.data = bytes.baseAddress
+            packet.pointee.size = Int32(bytes.count)
+            packet.pointee.stream_index = soundStream.pointee.index
+            let pts = MediaTime(value: sound.pts, timescale: rate).ticks(since: base, timescale: timescale)
+            packet.pointee.pts = pts
+            packet.pointee.dts = pts
+            packet.pointee.duration = MediaTime(value: Int64(sound.duration), timescale: rate).ticks(since: .zero, timescale: timescale)
+            packet.pointee.flags = AV_PKT_FLAG_KEY
+            let status = vt_av_write_frame(context, packet)
+            packet.pointee.data = nil
+            packet.pointee.size = 0
+            return status
+        }
+        try check(status, "write a sound packet")
+        statistics.bytes = file.endOffset
     }
 
     public func write(_ frame: EncodedFrame) throws(OutputError) {
@@ -171,6 +200,8 @@ public final class TransportStreamWriter: MediaOutput {
         stream.pointee.time_base = AVRational(num: 1, den: 90_000)
         stream.pointee.avg_frame_rate = AVRational(num: Int32(rate.numerator), den: Int32(rate.denominator))
 
+        if let audio = options.audio { try addSoundStream(audio, to: context) }
+
         let metadata = options.metadata
         // What a transport stream carries of it: its SDT's provider and service names.
         var tags: [(String, String)] = [("service_provider", metadata.encoder)]
@@ -181,6 +212,33 @@ public final class TransportStreamWriter: MediaOutput {
         packet = vt_av_packet_alloc()
         guard packet != nil else { throw .muxer(path: file.path, reason: "out of memory") }
         base = frame.pts
+    }
+
+    /// The second elementary stream: the sound, with its codec's setup bytes as extradata.
+    private func addSoundStream(_ audio: AudioFormatDescription, to context: UnsafeMutablePointer<AVFormatContext>)
+        throws(OutputError) {
+        guard let stream = vt_avformat_new_stream(context, nil), let parameters = stream.pointee.codecpar else {
+            throw .muxer(path: file.path, reason: "cannot add a sound stream")
+        }
+        soundStream = stream
+        parameters.pointee.codec_type = AVMEDIA_TYPE_AUDIO
+        parameters.pointee.codec_id = audio.codec == .opus ? AV_CODEC_ID_OPUS : AV_CODEC_ID_AAC
+        parameters.pointee.sample_rate = Int32(audio.sampleRate)
+        vt_av_channel_layout_default(&parameters.pointee.ch_layout, Int32(audio.channels))
+        parameters.pointee.frame_size = Int32(audio.samplesPerPacket)
+        parameters.pointee.initial_padding = Int32(audio.primingSamples)
+        if let bitRate = audio.bitRate { parameters.pointee.bit_rate = Int64(bitRate) }
+        if !audio.magicCookie.isEmpty {
+            // libavformat frees extradata with the context; it wants zeroed padding after it.
+            let padded = audio.magicCookie.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)
+            guard let extradata = vt_av_mallocz(padded)?.assumingMemoryBound(to: UInt8.self) else {
+                throw .muxer(path: file.path, reason: "out of memory")
+            }
+            extradata.update(from: audio.magicCookie, count: audio.magicCookie.count)
+            parameters.pointee.extradata = extradata
+            parameters.pointee.extradata_size = Int32(audio.magicCookie.count)
+        }
+        stream.pointee.time_base = AVRational(num: 1, den: 90_000)
     }
 
     /// Turns a libavformat status into the error of the write it failed in.
@@ -203,6 +261,7 @@ public final class TransportStreamWriter: MediaOutput {
         }
         if packet != nil { vt_av_packet_free(&packet) }
         stream = nil
+        soundStream = nil
     }
 
     private static let writePacket: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<UInt8>?, Int32) -> Int32 = {

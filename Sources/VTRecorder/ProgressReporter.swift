@@ -30,6 +30,10 @@ public final class ProgressReporter {
         var droppedDriver = 0
         var bad = 0
         var duplicated = 0
+        /// `--audio`: gaps filled, overruns, and whether the device is gone now.
+        var soundGaps = 0
+        var soundOverruns = 0
+        var soundGone = false
     }
 
     /// Redraws the line if half a second has passed; `counters` is only asked for then.
@@ -49,6 +53,11 @@ public final class ProgressReporter {
             .filter { $0.1 > 0 }.map { "\($0.0) \($0.1)" }
         if !drops.isEmpty { line += "  dropped: " + drops.joined(separator: ", ") }
         if c.duplicated > 0 { line += "  repeated \(c.duplicated)" }
+        if c.soundGone {
+            line += "  sound: device gone"
+        } else if c.soundGaps > 0 || c.soundOverruns > 0 {
+            line += "  sound: \(c.soundGaps) gaps, \(c.soundOverruns) overruns"
+        }
         writeRaw(line)
         drewSomething = true
     }

@@ -1,4 +1,5 @@
 import Foundation
+import VTAudio
 import VTCapture
 import VTCore
 import VTEncoding
@@ -64,6 +65,10 @@ public final class Recorder {
     private let progress: ProgressReporter?
     /// `--snapshot`: takes each frame it wants once the frame has been encoded.
     private let stills: StillTaker?
+    /// `--audio`: the sound, written beside the picture.
+    private let audio: AudioRecorder?
+    /// The latest presentation time written and the frame after it: where the picture ends.
+    private var pictureEnd: MediaTime?
 
     private var session: (any CompressionSession)?
     private var output: (any MediaOutput)?
@@ -102,7 +107,7 @@ public final class Recorder {
     public init(source: any CaptureSource, realTime: Bool, limits: RecordingLimits,
                 retiming: FrameRate? = nil, timing: FrameRate? = nil, timestamps: TimestampLog? = nil,
                 depth: PipelineDepth = PipelineDepth(), progress: ProgressReporter? = nil, stills: StillTaker? = nil,
-                makeSession: @escaping SessionFactory, makeOutput: @escaping OutputFactory) {
+                audio: AudioRecorder? = nil, makeSession: @escaping SessionFactory, makeOutput: @escaping OutputFactory) {
         precondition(timing == nil || depth.holdsGridFrame, "a constant-rate grid holds a frame the depth must count")
         precondition(stills == nil || depth.holdsStill, "a still taker holds a frame the depth must count")
         self.control = RecordingControl(source: source, depth: depth)
@@ -115,6 +120,8 @@ public final class Recorder {
         self.timestamps = timestamps
         self.progress = progress
         self.stills = stills
+        self.audio = audio
+        audio?.onFailure = { [control] error in control.fail(error) }
         self.makeSession = makeSession
     }
 
@@ -147,6 +154,7 @@ public final class Recorder {
                 try timestamps?.close()
             } else {
                 try control.whileWriting({ output = try makeOutput() }, unusedFile: { output?.unusedFile })
+                audio?.start()
                 startCaptureThread()
                 reason = try timing.map { try encodeOnGrid(ConstantRateGrid(rate: $0), session) } ?? encodeEach(session)
                 // Capture is over: the camera is given back before the encoder drains.
@@ -154,6 +162,9 @@ public final class Recorder {
                 let captureFailed = control.captureFailure != nil
                 try session.completeFrames()
                 try timestamps?.close()
+                if let output, let audio {
+                    try finishSound(audio, output)
+                }
                 if let output {
                     try control.whileWriting({ () throws(OutputError) in
                         try output.finish(keepEmpty: reason != .signal && !captureFailed)
@@ -167,6 +178,7 @@ public final class Recorder {
             control.stopCapture()
         }
         stills?.finish()
+        audio?.cancel()
         finishCapture()
         // Every run, clean or failed, hands the encoder back here, once: x264 joins its
         // threads, a VA-API device gets its context and surfaces back. The process may exit
@@ -198,6 +210,7 @@ public final class Recorder {
         statistics.latency = latency
         statistics.longestCaptureHandoff = control.longestHandoffMilliseconds
         statistics.stills = stills?.statistics
+        statistics.audio = audio?.summary
         statistics.source = source.statistics
         statistics.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return RecordingResult(statistics: statistics, stopReason: reason, encoder: encoder,
@@ -291,6 +304,11 @@ public final class Recorder {
             return
         }
         let token = FrameToken(nextToken)
+        if nextToken == 0, let audio {
+            // The picture's 0 on the clock the sound is stamped with.
+            let ptsNanoseconds = pts.ticks(since: .zero, timescale: 1_000_000_000)
+            audio.setOrigin((captureTime ?? MonotonicClock.nanoseconds()) - ptsNanoseconds)
+        }
         nextToken += 1
         try timestamps?.record(shownAt)
         // A segment starts with a keyframe carrying SPS/PPS, so each file plays alone.
@@ -327,14 +345,40 @@ public final class Recorder {
                 outputFormat = format
             }
             try output.write(frame)
+            if let audio { try writeSound(audio, output, through: frame) }
         }, unusedFile: { output.unusedFile })
         guard let progress else { return }
         let written = output.statistics
         progress.frameWritten(count: written.frames, bytes: written.bytes) {
             let source = self.source.statistics
+            let sound = self.audio?.liveStatus
             return ProgressReporter.Counters(captured: control.framesCaptured, droppedQueue: control.droppedAtQueue,
                                              droppedDriver: source.droppedBySource, bad: source.badFrames,
-                                             duplicated: framesDuplicated)
+                                             duplicated: framesDuplicated, soundGaps: sound?.gaps ?? 0,
+                                             soundOverruns: sound?.overruns ?? 0, soundGone: sound?.gone ?? false)
         }
+    }
+}
+
+extension Recorder {
+    /// After each frame: the sound up to its decode time, so the two are interleaved in the
+    /// file; and the test sound is told how far the picture has come.
+    private func writeSound(_ audio: AudioRecorder, _ output: any MediaOutput, through frame: EncodedFrame) throws(OutputError) {
+        let frameEnd = frame.pts + (retiming ?? source.format.frameRate).frameDuration
+        if pictureEnd.map({ frameEnd > $0 }) ?? true { pictureEnd = frameEnd }
+        audio.pictureWritten(upTo: frame.pts.seconds)
+        let rate = Int32(audio.format.sampleRate)
+        for packet in audio.packets(through: frame.dts.ticks(since: .zero, timescale: rate)) {
+            try output.writeAudio(packet)
+        }
+    }
+
+    /// At a clean end, once every frame is written: the sound to the picture's end, all of it.
+    private func finishSound(_ audio: AudioRecorder, _ output: any MediaOutput) throws {
+        let end = pictureEnd?.seconds ?? 0
+        let rest = try audio.finish(atSeconds: end)
+        try control.whileWriting({ () throws(OutputError) in
+            for packet in rest { try output.writeAudio(packet) }
+        }, unusedFile: { output.unusedFile })
     }
 }

@@ -55,6 +55,15 @@ public final class RecordingControl: Sendable {
     var longestHandoffMilliseconds: Double { Double(longestHandoff.load(ordering: .acquiring)) / 1e6 }
     var captureFailure: (any Error)? { failure.withLock { $0 } }
 
+    /// Ends the recording for a failure found off the capture thread (a required microphone
+    /// gone, the audio encoder failing): capture stops as for a signal, what was captured is
+    /// written, and the recording reports `error` (the first one, if several come).
+    public func fail(_ error: any Error) {
+        failure.withLock { if $0 == nil { $0 = error } }
+        stopRequested.store(true, ordering: .releasing)
+        source.stop()
+    }
+
     /// Stops capture from the encoder thread (a limit, a failure) and hands back whatever the
     /// capture thread had queued.
     func stopCapture() {

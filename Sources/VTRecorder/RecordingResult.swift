@@ -1,3 +1,4 @@
+import VTAudio
 import VTCapture
 import VTCore
 import VTEncoding
@@ -23,6 +24,8 @@ public struct RecordingStatistics: Sendable, Equatable {
     public var longestCaptureHandoff = 0.0
     /// `--snapshot`: stills written, skipped and failed; nil without it.
     public var stills: StillTaker.Statistics?
+    /// `--audio`: the sound track; nil without it.
+    public var audio: AudioSummary?
     /// Wall-clock time of the run.
     public var seconds = 0.0
 

@@ -1,4 +1,5 @@
 import Foundation
+import VTAudio
 import VTCapture
 import VTCore
 import VTEncoding
@@ -102,6 +103,8 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
     public var snapshotsWritten: Int?
     public var snapshotsSkipped: Int?
     public var snapshotsFailed: Int?
+    /// `--audio`: the sound track; absent without it.
+    public var audio: Audio?
     public var framesBad: Int
     public var framesTruncated: Int
     public var stopReason: StopReason
@@ -118,7 +121,7 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
         case captureFPS = "capture_fps", latencyP50 = "latency_ms_p50", latencyP99 = "latency_ms_p99"
         case captureHandoffMax = "capture_handoff_ms_max"
         case snapshotsWritten = "snapshots_written", snapshotsSkipped = "snapshots_skipped"
-        case snapshotsFailed = "snapshots_failed"
+        case snapshotsFailed = "snapshots_failed", audio
         case framesTruncated = "frames_truncated", stopReason = "stop_reason", error, settings
     }
 
@@ -160,11 +163,54 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
         snapshotsWritten = s.stills?.written
         snapshotsSkipped = s.stills?.skipped
         snapshotsFailed = s.stills?.failed
+        audio = s.audio.map(Audio.init)
         framesBad = s.source.badFrames
         framesTruncated = s.source.truncatedFrames
         stopReason = result.stopReason
         error = result.error.map { ($0 as? any ReportableError)?.description ?? "\($0)" }
         settings = result.settings.map { Settings($0, realTime: realTime) }
+    }
+
+    /// The sound track: what it was recorded from and as, and what happened to it.
+    public struct Audio: Codable, Sendable, Equatable {
+        public var device: String
+        public var codec: String
+        public var rate: Int
+        public var channels: Int
+        @NullWhenAbsent public var bitrate: Int?
+        /// Samples per channel in the file.
+        public var samples: Int64
+        public var seconds: Double
+        /// Gaps filled with silence (overruns, stalls, an unplugged device) and their length.
+        public var gaps: Int
+        public var silenceSeconds: Double
+        public var xruns: Int
+        public var disconnects: Int
+        public var reconnects: Int
+        /// The device's clock against the camera's, in ppm (null when not measured: the test
+        /// sound, or under ten seconds).
+        @NullWhenAbsent public var driftPPM: Double?
+
+        enum CodingKeys: String, CodingKey {
+            case device, codec, rate, channels, bitrate, samples, seconds, gaps
+            case silenceSeconds = "silence_seconds", xruns, disconnects, reconnects, driftPPM = "drift_ppm"
+        }
+
+        init(_ summary: AudioSummary) {
+            device = summary.device
+            codec = summary.codec.rawValue
+            rate = summary.sampleRate
+            channels = summary.channels
+            bitrate = summary.bitRate
+            samples = summary.samples
+            seconds = (Double(summary.samples) / Double(summary.sampleRate) * 1000).rounded() / 1000
+            gaps = summary.gaps
+            silenceSeconds = (summary.silenceSeconds * 1000).rounded() / 1000
+            xruns = summary.overruns
+            disconnects = summary.disconnects
+            reconnects = summary.reconnects
+            driftPPM = summary.driftPPM.map { ($0 * 10).rounded() / 10 }
+        }
     }
 
     public func jsonData() throws -> Data {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import VTAudio
 import VTCapture
 import VTCore
 import VTDecoding
@@ -58,6 +59,7 @@ extension VTRecord {
             },
             onSecond: { stop.abort(status: ExitStatus.aborted.rawValue) })
         let container = try output.chosenContainer()
+        let soundCodec = try sound.audio.map { _ throws(UsageError) in try sound.codec(for: container) }
         let timing = input.timing(for: container)
         // The frames the pipeline can hold, which the source's buffer pools are sized for.
         let depth = PipelineDepth(holdsGridFrame: timing == .cfr, holdsStill: output.snapshot != nil)
@@ -95,11 +97,18 @@ extension VTRecord {
         let timestampLog = try input.timestamps.map { path throws(OutputError) in
             try TimestampLog(path: path, overwrite: output.overwrite)
         }
-        let writerSettings = AssetWriter.Settings(
+        let audio = try soundCodec.map { codec in
+            try AudioRecorder(source: sound.openSource(frameRate: format.frameRate, logger: logger), codec: codec,
+                              bitRate: sound.audioBitrate.map { Int($0.value) },
+                              offsetMilliseconds: sound.audioOffset?.milliseconds ?? 0,
+                              required: sound.audioRequired, logger: logger)
+        }
+        var writerSettings = AssetWriter.Settings(
             container: container, overwrite: output.overwrite, frameRate: format.frameRate,
             sourceTimes: format.isLive && timing == .passthrough,
             fragmentDuration: output.fragmentDuration?.seconds ?? 1, keepFragmented: output.mp4Fragmented,
             metadata: ContainerMetadata(encoder: "vtrecord \(Self.version)", source: inputName))
+        writerSettings.audio = audio?.format
         if container == .mp4 && template.isStandardOutput && !output.quiet {
             logger.notice("standard output cannot be finalized: the MP4 stays fragmented")
         }
@@ -117,6 +126,7 @@ extension VTRecord {
             depth: depth,
             progress: progress,
             stills: stills,
+            audio: audio,
             makeSession: { handler in
                 try selection.makeSession(width: format.width, height: format.height, pixelFormat: format.pixelFormat,
                                           settings: settings,
@@ -182,7 +192,8 @@ extension VTRecord {
         let size = input.size ?? FrameSize(width: 1280, height: 720)
         let rate = input.fps?.rate ?? FrameRate(numerator: 30, denominator: 1)!
         return try TestPatternSource(width: size.width, height: size.height, frameRate: rate,
-                                     live: encoder.realtime == true, bufferCount: depth.framesHeld)
+                                     live: encoder.realtime == true, bufferCount: depth.framesHeld,
+                                     flashes: sound.isTestSound)
     }
 
     /// JPEG quality of `--snapshot`'s stills.
@@ -241,6 +252,13 @@ extension VTRecord {
         if s.droppedDriver > 0 { line += "; \(s.droppedDriver) frames dropped by the camera driver" }
         if s.framesBad > 0 { line += "; \(s.framesBad) damaged frames skipped" }
         if s.framesDuplicated > 0 { line += "; \(s.framesDuplicated) frames repeated to keep the frame rate" }
+        if let sound = s.audio {
+            let layout = sound.channels == 1 ? "mono" : sound.channels == 2 ? "stereo" : "\(sound.channels) channels"
+            line += String(format: "; sound: %.2f s of %@ %d Hz %@ from %@", sound.seconds, sound.codec, sound.rate, layout, sound.device)
+            if sound.gaps > 0 { line += String(format: ", %d gaps filled with %.2f s of silence", sound.gaps, sound.silenceSeconds) }
+            if sound.xruns > 0 { line += ", \(sound.xruns) overruns" }
+            if let drift = sound.driftPPM { line += String(format: ", clock %+.0f ppm", drift) }
+        }
         return line
     }
 }

@@ -57,6 +57,7 @@ struct VTRecord: ParsableCommand {
     @OptionGroup(title: "Input") var input: InputOptions
     @OptionGroup(title: "Output and stopping") var output: OutputOptions
     @OptionGroup(title: "Encoding") var encoder: EncoderOptions
+    @OptionGroup(title: "Sound") var sound: AudioOptions
 
     /// The groups of recording options, each of which can parse its own options alone (a
     /// preset's values are checked that way).

@@ -23,6 +23,9 @@
 #include <libavutil/pixdesc.h>
 #include <libavutil/buffer.h>
 #include <libavutil/hwcontext.h>
+#include <libavutil/channel_layout.h>
+#include <libavutil/samplefmt.h>
+#include <libswresample/swresample.h>
 
 // Loads libavformat (with libavcodec and libavutil) once, thread-safely, and silences FFmpeg's
 // own log. Returns 0, or -1 with
@@ -79,6 +82,32 @@ int vt_av_hwdevice_ctx_create(AVBufferRef **device, enum AVHWDeviceType type, co
 AVBufferRef *vt_av_buffer_ref(const AVBufferRef *buffer);
 void vt_av_buffer_unref(AVBufferRef **buffer);
 int vt_av_hwframe_transfer_data(AVFrame *destination, const AVFrame *source, int flags);
+
+// Sound: the audio encoders (AAC, Opus, PCM) and libswresample, which converts the capture's
+// samples to the encoder's format and rate and keeps the sound on the picture's clock
+// (swr_set_compensation stretches or squeezes by a few samples a second, swr_inject_silence
+// fills a gap, swr_drop_output drops an overlap). libswresample comes with libavcodec, so
+// the same handle finds it.
+const AVCodec *vt_avcodec_find_encoder_by_name(const char *name);
+int vt_avcodec_send_frame(AVCodecContext *context, const AVFrame *frame);
+int vt_avcodec_receive_packet(AVCodecContext *context, AVPacket *packet);
+int vt_av_frame_get_buffer(AVFrame *frame, int align);
+int vt_av_frame_make_writable(AVFrame *frame);
+void vt_av_channel_layout_default(AVChannelLayout *layout, int channels);
+void vt_av_channel_layout_uninit(AVChannelLayout *layout);
+int vt_av_channel_layout_copy(AVChannelLayout *destination, const AVChannelLayout *source);
+int vt_avcodec_parameters_from_context(AVCodecParameters *parameters, const AVCodecContext *context);
+int vt_swr_alloc_set_opts2(struct SwrContext **context, const AVChannelLayout *out_layout,
+                           enum AVSampleFormat out_format, int out_rate, const AVChannelLayout *in_layout,
+                           enum AVSampleFormat in_format, int in_rate);
+int vt_swr_init(struct SwrContext *context);
+void vt_swr_free(struct SwrContext **context);
+int vt_swr_convert(struct SwrContext *context, uint8_t **out, int out_count, const uint8_t **in, int in_count);
+int vt_swr_set_compensation(struct SwrContext *context, int delta, int distance);
+int vt_swr_inject_silence(struct SwrContext *context, int count);
+int vt_swr_drop_output(struct SwrContext *context, int count);
+int64_t vt_swr_get_delay(struct SwrContext *context, int64_t base);
+static inline int vt_averror_eagain(void) { return AVERROR(EAGAIN); }
 
 // The decoder's get_format for VA-API decoding (a C function, as libavcodec calls it): VA-API
 // surfaces when libavcodec's hwaccel offers them; otherwise no format, so the picture fails

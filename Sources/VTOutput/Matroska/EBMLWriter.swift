@@ -146,6 +146,12 @@ enum MatroskaID {
     static let codecPrivate: UInt32 = 0x63A2
     static let video: UInt32 = 0xE0
     static let pixelWidth: UInt32 = 0xB0
+    static let audio: UInt32 = 0xE1
+    static let samplingFrequency: UInt32 = 0xB5
+    static let channels: UInt32 = 0x9F
+    static let bitDepth: UInt32 = 0x6264
+    static let codecDelay: UInt32 = 0x56AA
+    static let seekPreRoll: UInt32 = 0x56BB
     static let pixelHeight: UInt32 = 0xBA
     static let displayWidth: UInt32 = 0x54B0
     static let displayHeight: UInt32 = 0x54BA

@@ -17,7 +17,13 @@ import VTH264
 /// gave them, in SimpleBlocks) and Tags (the source); then clusters. A cluster starts at each
 /// keyframe, after `fragmentDuration` at the latest, and before its 16-bit block times would
 /// overflow (327 ms at this scale); each is written with one write(2) whose writeback starts
-/// at once, together with the header for the first. At a clean end on a regular file the Cues
+/// at once, together with the header for the first. A sound track (`Options.audio`) is track
+/// 2: AAC (A_AAC, its AudioSpecificConfig as CodecPrivate), Opus (A_OPUS, OpusHead, with
+/// CodecDelay and SeekPreRoll as WebM has them) or 16-bit PCM; its blocks go in the open
+/// cluster as they come (one cluster may close early to keep their 16-bit times in range).
+/// AAC's priming would put its first packet before the picture's 0, where Matroska has no
+/// time: the whole file is moved later by it instead, so picture and sound keep their
+/// distance (FFmpeg's muxer does the same). At a clean end on a regular file the Cues
 /// (one point per keyframe) are appended and the Segment size, SeekHead and Duration filled in;
 /// each of those writes leaves a valid file.
 public final class MatroskaWriter: MediaOutput {
@@ -27,12 +33,16 @@ public final class MatroskaWriter: MediaOutput {
         /// The longest cluster, in seconds; a keyframe starts one sooner.
         public var fragmentDuration: Double
         public var metadata: ContainerMetadata
+        /// The sound track, if there is one.
+        public var audio: AudioFormatDescription?
 
-        public init(frameRate: FrameRate, fragmentDuration: Double = 1, metadata: ContainerMetadata) {
+        public init(frameRate: FrameRate, fragmentDuration: Double = 1, metadata: ContainerMetadata,
+                    audio: AudioFormatDescription? = nil) {
             precondition(fragmentDuration > 0, "a cluster lasts some time")
             self.frameRate = frameRate
             self.fragmentDuration = fragmentDuration
             self.metadata = metadata
+            self.audio = audio
         }
     }
 
@@ -63,6 +73,8 @@ public final class MatroskaWriter: MediaOutput {
     private var clusterTime: Int64 = 0
     private var clusterFirstDecode: Int64 = 0
     private var clusterFrames = 0
+    /// Blocks of either track in the open cluster.
+    private var clusterBlocks = 0
     private var clusterKeyFrames = 0
     /// The open cluster starts with a keyframe: a cue points at it once it is written.
     private var clusterCue: Int64?
@@ -71,6 +83,11 @@ public final class MatroskaWriter: MediaOutput {
     private var end: Int64 = 0
     private let fragmentUnits: Int64
     private let frameUnits: Int64
+    /// Units every time is moved later by, so no sound comes before 0 (AAC's priming).
+    private let shift: Int64
+    /// Units added to each sound block's time, which a reader subtracts again (Opus's
+    /// CodecDelay).
+    private let codecDelay: Int64
 
     /// Where the parts filled in at a clean end are, as file offsets.
     private struct Layout {
@@ -98,10 +115,19 @@ public final class MatroskaWriter: MediaOutput {
         file.unitName = "cluster"
         fragmentUnits = max(1, MediaTime(seconds: options.fragmentDuration, timescale: Self.unitsPerSecond).value)
         frameUnits = max(1, options.frameRate.frameDuration.ticks(since: .zero, timescale: Self.unitsPerSecond))
+        if let audio = options.audio, audio.primingSamples > 0 {
+            let priming = MediaTime(value: Int64(audio.primingSamples), timescale: Int32(audio.sampleRate))
+                .ticks(since: .zero, timescale: Self.unitsPerSecond)
+            shift = audio.codec == .opus ? 0 : priming
+            codecDelay = audio.codec == .opus ? priming : 0
+        } else {
+            shift = 0
+            codecDelay = 0
+        }
     }
 
     public var paths: [String] { [file.path] }
-    public var unusedFile: String? { file.isUnused && clusterFrames == 0 ? file.path : nil }
+    public var unusedFile: String? { file.isUnused && clusterBlocks == 0 ? file.path : nil }
     /// Its Cues and Duration were written at a clean end.
     public var finalized: Bool? { isFinalized }
     private var canFinalize: Bool { file.isRegularFile && file.path != "-" }
@@ -111,7 +137,24 @@ public final class MatroskaWriter: MediaOutput {
     }
 
     public func writeAudio(_ packet: EncodedAudioPacket) throws(OutputError) {
-        preconditionFailure("sound written to an output opened without a sound track")
+        guard let audio = options.audio else { preconditionFailure("sound written to an output opened without a sound track") }
+        guard let origin else { preconditionFailure("sound written before the first frame") }
+        let rate = Int32(audio.sampleRate)
+        let time = MediaTime(value: packet.pts, timescale: rate).ticks(since: origin, timescale: Self.unitsPerSecond)
+            + shift + codecDelay
+        // Sound from before this file's start (a later segment's first packets) is in the one before.
+        guard time >= 0 else { return }
+        if clusterBlocks > 0, Int16(exactly: time - clusterTime) == nil { try writeCluster() }
+        if clusterBlocks == 0 { openCluster(at: time, decode: clusterFirstDecode, keyFrame: false) }
+        cluster.id(MatroskaID.simpleBlock)
+        cluster.size(UInt64(4 + packet.data.count))
+        cluster.byte(0x82)  // track 2
+        withUnsafeBytes(of: Int16(time - clusterTime).bigEndian) { cluster.append($0) }
+        cluster.byte(0x80)  // every sound packet can be decoded on its own
+        cluster.append(packet.data)
+        clusterBlocks += 1
+        let packetEnd = MediaTime(value: packet.end, timescale: rate).ticks(since: origin, timescale: Self.unitsPerSecond) + shift
+        end = max(end, packetEnd)
     }
 
     public func write(_ frame: EncodedFrame) throws(OutputError) {
@@ -122,14 +165,20 @@ public final class MatroskaWriter: MediaOutput {
         }
         let origin = self.origin ?? frame.pts
         // Matroska keeps presentation times only, and none before the start.
-        let presentation = max(0, frame.pts.ticks(since: origin, timescale: Self.unitsPerSecond))
-        let decode = frame.dts.ticks(since: origin, timescale: Self.unitsPerSecond)
-        if clusterFrames > 0,
-           frame.isKeyFrame || decode - clusterFirstDecode >= fragmentUnits
+        let presentation = max(0, frame.pts.ticks(since: origin, timescale: Self.unitsPerSecond)) + shift
+        let decode = frame.dts.ticks(since: origin, timescale: Self.unitsPerSecond) + shift
+        // A keyframe starts a cluster (sound blocks before it stay in the one before).
+        if clusterBlocks > 0,
+           frame.isKeyFrame || (clusterFrames > 0 && decode - clusterFirstDecode >= fragmentUnits)
             || Int16(exactly: presentation - clusterTime) == nil {
             try writeCluster()
         }
-        if clusterFrames == 0 { openCluster(at: presentation, decode: decode, keyFrame: frame.isKeyFrame) }
+        if clusterBlocks == 0 {
+            openCluster(at: presentation, decode: decode, keyFrame: frame.isKeyFrame)
+        } else if clusterFrames == 0 {
+            // A cluster opened by sound: the picture's duration rule counts from this frame.
+            clusterFirstDecode = decode
+        }
 
         let extra = frame.isKeyFrame ? parameterSets.inBand : []
         cluster.id(MatroskaID.simpleBlock)
@@ -140,20 +189,21 @@ public final class MatroskaWriter: MediaOutput {
         cluster.append(extra)
         cluster.append(frame.data)
         clusterFrames += 1
+        clusterBlocks += 1
         if frame.isKeyFrame { clusterKeyFrames += 1 }
         end = max(end, presentation + frameUnits)
     }
 
     public func finish(keepEmpty: Bool) throws(OutputError) {
         if !keepEmpty && unusedFile != nil && file.removeIfUnused() { return }
-        if clusterFrames > 0 { try writeCluster() }
+        if clusterBlocks > 0 { try writeCluster() }
         if canFinalize, layout != nil { try finalize() }
         try file.close()
     }
 
     public func abandon() {
         // The open cluster goes out if the medium still takes it; no index is written.
-        if clusterFrames > 0 { try? writeCluster() }
+        if clusterBlocks > 0 { try? writeCluster() }
         if !file.removeIfUnused() { try? file.close() }
     }
 
@@ -192,6 +242,7 @@ public final class MatroskaWriter: MediaOutput {
         statistics.keyFrames += clusterKeyFrames
         statistics.bytes = file.endOffset
         clusterFrames = 0
+        clusterBlocks = 0
         clusterKeyFrames = 0
         clusterCue = nil
         cluster.removeAll()
@@ -253,6 +304,9 @@ public final class MatroskaWriter: MediaOutput {
                     }
                 }
             }
+            if let audio = options.audio {
+                tracks.master(MatroskaID.trackEntry) { track in Self.soundTrack(audio, codecDelay: codecDelay, into: &track) }
+            }
         }
         if let source = metadata.source {
             entries.append((MatroskaID.tags, Int64(w.count - segmentData)))
@@ -271,6 +325,32 @@ public final class MatroskaWriter: MediaOutput {
         return (w.bytes, Layout(segmentSize: start + Int64(segmentSize), segmentData: start + Int64(segmentData),
                                 seekHead: start + Int64(seekHead), duration: start + durationOffset,
                                 entries: entries))
+    }
+
+    /// Track 2: the sound.
+    private static func soundTrack(_ audio: AudioFormatDescription, codecDelay: Int64, into track: inout EBMLWriter) {
+        track.unsigned(MatroskaID.trackNumber, 2)
+        track.unsigned(MatroskaID.trackUID, UInt64.random(in: 1...UInt64(UInt32.max)))
+        track.unsigned(MatroskaID.trackType, 2)  // audio
+        track.unsigned(MatroskaID.flagLacing, 0)
+        switch audio.codec {
+        case .aac:
+            track.string(MatroskaID.codecID, "A_AAC")
+            track.binary(MatroskaID.codecPrivate, audio.magicCookie)
+        case .opus:
+            track.string(MatroskaID.codecID, "A_OPUS")
+            track.binary(MatroskaID.codecPrivate, audio.magicCookie)
+            track.unsigned(MatroskaID.codecDelay, UInt64(codecDelay * timestampScale))
+            // RFC 7845's 80 ms: what a decoder needs before a point it seeks to.
+            track.unsigned(MatroskaID.seekPreRoll, 80_000_000)
+        case .pcm:
+            track.string(MatroskaID.codecID, "A_PCM/INT/LIT")
+        }
+        track.master(MatroskaID.audio) { sound in
+            sound.float(MatroskaID.samplingFrequency, Double(audio.sampleRate))
+            sound.unsigned(MatroskaID.channels, UInt64(audio.channels))
+            if audio.codec == .pcm { sound.unsigned(MatroskaID.bitDepth, 16) }
+        }
     }
 
     /// A SeekHead listing `entries`, padded with a Void to exactly the room kept for it.

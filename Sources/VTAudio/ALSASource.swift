@@ -1,0 +1,361 @@
+import CALSA
+import Glibc
+import Logging
+import Synchronization
+import VTCore
+
+/// A microphone through ALSA's PCM API (libasound): a hardware device, a card by its name, or
+/// any PCM ALSA knows, `default` included, which on PipeWire and PulseAudio desktops goes
+/// through their ALSA plugins, so one backend serves all three.
+///
+/// Capture runs in ALSA's non-blocking mode, waiting in poll(2) on the device's descriptors
+/// and an eventfd that `stop` signals. Each chunk is stamped on CLOCK_MONOTONIC, the camera's
+/// clock: the device is told to keep monotonic time stamps, and before every read its status
+/// gives the time of its latest position and how many frames were waiting then, so the first
+/// frame read was taken `avail ÷ rate` before that time. An overrun is recovered (prepared and
+/// started again), counted, and shows as a gap in the chunks' times, which the conformer fills.
+public final class ALSASource: AudioSource, @unchecked Sendable {
+    public let format: AudioSourceFormat
+    public var statistics: AudioCaptureStatistics { counters.withLock { $0 } }
+
+    /// The period asked of the device: 10 ms.
+    static let periodMicroseconds: UInt32 = 10_000
+    /// The buffer asked of the device: 200 ms, room for the audio thread to be late.
+    static let bufferMicroseconds: UInt32 = 200_000
+    /// Frames read at most at once.
+    static let largestRead = 4096
+
+    /// What `reopen` asks for again.
+    private let pcmName: String
+    private let sampleFormat: snd_pcm_format_t
+    private let logger: Logger
+    private let counters = Mutex(AudioCaptureStatistics())
+    private let stopped = Atomic<Bool>(false)
+    /// Written by `stop` to wake the poll.
+    private let wakeup: Int32
+    // The audio thread's (and the opener's before it starts).
+    private var pcm: OpaquePointer?
+    private var status: OpaquePointer?
+    private var started = false
+
+    /// Opens `device` (see `resolve`) for capture at `sampleRate` (default 48000 where the
+    /// device offers it, else its own) and `channels` (default 2 where offered, else 1).
+    public init(device: String, sampleRate: Int?, channels: Int?, logger: Logger) throws(AudioCaptureError) {
+        self.logger = logger
+        let name = try Self.resolve(device)
+        pcmName = name
+        var handle: OpaquePointer?
+        try Self.check(name, "open", snd_pcm_open(&handle, name, SND_PCM_STREAM_CAPTURE, SND_PCM_NONBLOCK)) { code, text in
+            code == -ENOENT ? .noSuchDevice(name: device, known: Self.captureDevices().map(\.name))
+                : .cannotOpen(name: name, reason: text)
+        }
+        guard let handle else { throw .cannotOpen(name: name, reason: "no handle") }
+        do throws(AudioCaptureError) {
+            let chosen = try Self.configure(handle, name: name, rate: sampleRate, channels: channels, format: nil)
+            sampleFormat = chosen.format
+            format = AudioSourceFormat(sampleRate: chosen.rate, channels: chosen.channels,
+                                       sampleFormat: Self.sampleFormat(chosen.format), isLive: true, name: name)
+        } catch {
+            snd_pcm_close(handle)
+            throw error
+        }
+        pcm = handle
+        var made: OpaquePointer?
+        snd_pcm_status_malloc(&made)
+        status = made
+        wakeup = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
+    }
+
+    deinit {
+        close()
+        if let status { snd_pcm_status_free(status) }
+        if wakeup >= 0 { Glibc.close(wakeup) }
+    }
+
+    public func stop() {
+        stopped.store(true, ordering: .releasing)
+        var one: UInt64 = 1
+        _ = write(wakeup, &one, 8)
+    }
+
+    public func close() {
+        if let pcm { snd_pcm_close(pcm) }
+        pcm = nil
+    }
+
+    public func reopen() throws(AudioCaptureError) {
+        close()
+        started = false
+        var handle: OpaquePointer?
+        try Self.check(pcmName, "open", snd_pcm_open(&handle, pcmName, SND_PCM_STREAM_CAPTURE, SND_PCM_NONBLOCK)) { _, text in
+            .cannotOpen(name: pcmName, reason: text)
+        }
+        guard let handle else { throw .cannotOpen(name: pcmName, reason: "no handle") }
+        do throws(AudioCaptureError) {
+            let chosen = try Self.configure(handle, name: pcmName, rate: format.sampleRate, channels: format.channels,
+                                            format: sampleFormat)
+            guard chosen.rate == format.sampleRate, chosen.channels == format.channels else {
+                throw .unsupportedFormat(name: pcmName, detail: "it came back with another rate or channels")
+            }
+        } catch {
+            snd_pcm_close(handle)
+            throw error
+        }
+        pcm = handle
+        counters.withLock { $0.reconnects += 1 }
+    }
+
+    public func nextChunk() throws(AudioCaptureError) -> AudioChunk? {
+        guard let pcm else { throw .unplugged(name: pcmName) }
+        if !started {
+            try Self.check(pcmName, "start", snd_pcm_start(pcm)) { code, text in Self.failure(code, text, pcmName) }
+            started = true
+        }
+        while !stopped.load(ordering: .acquiring) {
+            try wait(pcm)
+            if stopped.load(ordering: .acquiring) { break }
+            // Where the device is, and when: the first frame waiting was taken avail ÷ rate ago.
+            var state = snd_pcm_status(pcm, status)
+            if state < 0 {
+                if try recover(pcm, Int(state)) { continue }
+            }
+            let pcmState = snd_pcm_status_get_state(status)
+            if pcmState == SND_PCM_STATE_XRUN {
+                _ = try recover(pcm, -Int(EPIPE))
+                continue
+            }
+            if pcmState == SND_PCM_STATE_DISCONNECTED { throw lost() }
+            var stamp = timespec()
+            snd_pcm_status_get_htstamp(status, &stamp)
+            let waiting = Int(snd_pcm_status_get_avail(status))
+            guard waiting > 0 else { continue }
+            let frames = min(waiting, Self.largestRead)
+            var data = [UInt8](repeating: 0, count: frames * format.bytesPerFrame)
+            let read = data.withUnsafeMutableBytes { snd_pcm_readi(pcm, $0.baseAddress, snd_pcm_uframes_t(frames)) }
+            if read < 0 {
+                state = Int32(read)
+                _ = try recover(pcm, Int(state))
+                continue
+            }
+            guard read > 0 else { continue }
+            if read < frames { data.removeLast((frames - Int(read)) * format.bytesPerFrame) }
+            let now = Int64(stamp.tv_sec) * 1_000_000_000 + Int64(stamp.tv_nsec)
+            let taken = now - Int64(waiting) * 1_000_000_000 / Int64(format.sampleRate)
+            return AudioChunk(data: data, frames: Int(read), time: taken)
+        }
+        return nil
+    }
+
+    /// Waits until the device has a period or `stop` was called.
+    private func wait(_ pcm: OpaquePointer) throws(AudioCaptureError) {
+        let count = Int(snd_pcm_poll_descriptors_count(pcm))
+        guard count > 0 else { throw .deviceCall(name: pcmName, call: "snd_pcm_poll_descriptors_count", reason: "none") }
+        var fds = [pollfd](repeating: pollfd(), count: count + 1)
+        let filled = fds.withUnsafeMutableBufferPointer { snd_pcm_poll_descriptors(pcm, $0.baseAddress, UInt32(count)) }
+        guard filled >= 0 else { throw Self.failure(filled, Self.text(filled), pcmName) }
+        fds[count] = pollfd(fd: wakeup, events: Int16(POLLIN), revents: 0)
+        while true {
+            let ready = poll(&fds, nfds_t(fds.count), 1000)
+            if ready < 0 && errno == EINTR { continue }
+            guard ready >= 0 else { throw .deviceCall(name: pcmName, call: "poll", reason: String(cString: strerror(errno))) }
+            if ready == 0 { return }  // no period in a second: look at the device's state
+            if fds[count].revents != 0 { return }
+            var events: UInt16 = 0
+            let status = fds.withUnsafeMutableBufferPointer {
+                snd_pcm_poll_descriptors_revents(pcm, $0.baseAddress, UInt32(count), &events)
+            }
+            guard status >= 0 else { throw Self.failure(status, Self.text(status), pcmName) }
+            if events & UInt16(POLLERR | POLLHUP | POLLNVAL) != 0 {
+                if snd_pcm_state(pcm) == SND_PCM_STATE_DISCONNECTED { throw lost() }
+                return
+            }
+            if events & UInt16(POLLIN) != 0 { return }
+        }
+    }
+
+    /// Recovers from an overrun or a suspend; returns true to read again. A device that went
+    /// away throws.
+    private func recover(_ pcm: OpaquePointer, _ code: Int) throws(AudioCaptureError) -> Bool {
+        switch Int32(-code) {
+        case EAGAIN:
+            return true
+        case EPIPE, ESTRPIPE:
+            if code == -Int(EPIPE) { counters.withLock { $0.overruns += 1 } }
+            let status = snd_pcm_recover(pcm, Int32(code), 1)
+            guard status >= 0 else { throw Self.failure(status, Self.text(status), pcmName) }
+            try Self.check(pcmName, "start", snd_pcm_start(pcm)) { code, text in Self.failure(code, text, pcmName) }
+            return true
+        default:
+            throw Self.failure(Int32(code), Self.text(Int32(code)), pcmName)
+        }
+    }
+
+    private func lost() -> AudioCaptureError {
+        counters.withLock { $0.disconnects += 1 }
+        return .unplugged(name: pcmName)
+    }
+
+    private static func failure(_ code: Int32, _ text: String, _ name: String) -> AudioCaptureError {
+        switch -code {
+        case ENODEV, EBADFD, EIO, ENXIO: .unplugged(name: name)
+        default: .deviceCall(name: name, call: "read", reason: text)
+        }
+    }
+
+    // MARK: - Opening
+
+    /// The PCM `device` names: itself when ALSA knows it (a PCM name, `default`, `hw:1,0`);
+    /// else the card whose id or name it is (case-insensitive), as `plughw:CARD=id,DEV=0`;
+    /// else the capture device whose description contains it.
+    static func resolve(_ device: String) throws(AudioCaptureError) -> String {
+        if device.contains(":") || device == "default" || isConfiguredPCM(device) { return device }
+        let lowered = device.lowercased()
+        for card in cards() where card.id.lowercased() == lowered || card.name.lowercased() == lowered {
+            return "plughw:CARD=\(card.id),DEV=0"
+        }
+        let devices = captureDevices()
+        if let match = devices.first(where: { $0.description.lowercased().contains(lowered) }) { return match.name }
+        throw .noSuchDevice(name: device, known: devices.map(\.name))
+    }
+
+    /// Whether ALSA's configuration defines `pcm.NAME`.
+    private static func isConfiguredPCM(_ name: String) -> Bool {
+        var top: OpaquePointer?
+        guard snd_config_update_ref(&top) >= 0, let top else { return false }
+        defer { snd_config_unref(top) }
+        var node: OpaquePointer?
+        return snd_config_search(top, "pcm.\(name)", &node) == 0
+    }
+
+    /// A sound card: its stable id ("C920"), its name, and where it sits (for a USB device,
+    /// its bus path, as its camera's V4L2 bus_info has it).
+    public struct Card: Sendable, Equatable {
+        public var index: Int
+        public var id: String
+        public var name: String
+        public var longName: String
+    }
+
+    public static func cards() -> [Card] {
+        var cards: [Card] = []
+        var index: Int32 = -1
+        while snd_card_next(&index) >= 0 && index >= 0 {
+            var control: OpaquePointer?
+            guard snd_ctl_open(&control, "hw:\(index)", 0) >= 0, let control else { continue }
+            defer { snd_ctl_close(control) }
+            var info: OpaquePointer?
+            snd_ctl_card_info_malloc(&info)
+            defer { snd_ctl_card_info_free(info) }
+            guard snd_ctl_card_info(control, info) >= 0 else { continue }
+            cards.append(Card(index: Int(index), id: String(cString: snd_ctl_card_info_get_id(info)),
+                              name: String(cString: snd_ctl_card_info_get_name(info)),
+                              longName: String(cString: snd_ctl_card_info_get_longname(info))))
+        }
+        return cards
+    }
+
+    /// A PCM that can capture, from ALSA's device hints: its name and description.
+    public struct Device: Sendable, Equatable {
+        public var name: String
+        public var description: String
+    }
+
+    public static func captureDevices() -> [Device] {
+        var hints: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+        guard snd_device_name_hint(-1, "pcm", &hints) >= 0, let hints else { return [] }
+        defer { snd_device_name_free_hint(hints) }
+        var devices: [Device] = []
+        var index = 0
+        while let hint = hints[index] {
+            index += 1
+            func value(_ id: String) -> String? {
+                guard let text = snd_device_name_get_hint(hint, id) else { return nil }
+                defer { free(text) }
+                return String(cString: text)
+            }
+            // IOID is absent for a device that does both, "Input" for capture only.
+            if let direction = value("IOID"), direction != "Input" { continue }
+            guard let name = value("NAME"), name != "null" else { continue }
+            let description = (value("DESC") ?? "").split(separator: "\n").joined(separator: ", ")
+            devices.append(Device(name: name, description: description))
+        }
+        return devices
+    }
+
+    /// Sets hardware and software parameters; returns what the device took.
+    private static func configure(_ pcm: OpaquePointer, name: String, rate: Int?, channels: Int?,
+                                  format wanted: snd_pcm_format_t?)
+        throws(AudioCaptureError) -> (rate: Int, channels: Int, format: snd_pcm_format_t) {
+        var made: OpaquePointer?
+        snd_pcm_hw_params_malloc(&made)
+        guard let hw = made else { throw .cannotOpen(name: name, reason: "out of memory") }
+        defer { snd_pcm_hw_params_free(hw) }
+        let refuse = { (code: Int32, text: String) -> AudioCaptureError in .unsupportedFormat(name: name, detail: text) }
+        try check(name, "snd_pcm_hw_params_any", snd_pcm_hw_params_any(pcm, hw), refuse)
+        try check(name, "interleaved access",
+                  snd_pcm_hw_params_set_access(pcm, hw, SND_PCM_ACCESS_RW_INTERLEAVED), refuse)
+        let formats = wanted.map { [$0] } ?? [SND_PCM_FORMAT_S16_LE, SND_PCM_FORMAT_S32_LE, SND_PCM_FORMAT_FLOAT_LE]
+        guard let format = formats.first(where: { snd_pcm_hw_params_test_format(pcm, hw, $0) == 0 }) else {
+            throw .unsupportedFormat(name: name, detail: "it offers none of 16-bit, 32-bit or float samples")
+        }
+        try check(name, "sample format", snd_pcm_hw_params_set_format(pcm, hw, format), refuse)
+
+        var minimum: UInt32 = 0, maximum: UInt32 = 0
+        snd_pcm_hw_params_get_channels_min(hw, &minimum)
+        snd_pcm_hw_params_get_channels_max(hw, &maximum)
+        let count = channels ?? (snd_pcm_hw_params_test_channels(pcm, hw, 2) == 0 ? 2 : Int(minimum))
+        try check(name, "channels", snd_pcm_hw_params_set_channels(pcm, hw, UInt32(count))) { _, _ in
+            .unsupportedFormat(name: name, detail: "\(count) channel(s) asked, it offers \(minimum) to \(maximum)")
+        }
+        var chosenRate = UInt32(rate ?? 48_000)
+        if rate != nil || snd_pcm_hw_params_test_rate(pcm, hw, 48_000, 0) == 0 {
+            try check(name, "rate", snd_pcm_hw_params_set_rate(pcm, hw, chosenRate, 0)) { _, _ in
+                var low: UInt32 = 0, high: UInt32 = 0, direction: Int32 = 0
+                snd_pcm_hw_params_get_rate_min(hw, &low, &direction)
+                snd_pcm_hw_params_get_rate_max(hw, &high, &direction)
+                return .unsupportedFormat(name: name, detail: "\(chosenRate) Hz asked, it offers \(low) to \(high) Hz")
+            }
+        } else {
+            var direction: Int32 = 0
+            try check(name, "rate", snd_pcm_hw_params_set_rate_near(pcm, hw, &chosenRate, &direction), refuse)
+        }
+        var period = periodMicroseconds, buffer = bufferMicroseconds
+        var direction: Int32 = 0
+        try check(name, "buffer time", snd_pcm_hw_params_set_buffer_time_near(pcm, hw, &buffer, &direction), refuse)
+        try check(name, "period time", snd_pcm_hw_params_set_period_time_near(pcm, hw, &period, &direction), refuse)
+        try check(name, "snd_pcm_hw_params", snd_pcm_hw_params(pcm, hw), refuse)
+
+        var software: OpaquePointer?
+        snd_pcm_sw_params_malloc(&software)
+        guard let sw = software else { throw .cannotOpen(name: name, reason: "out of memory") }
+        defer { snd_pcm_sw_params_free(sw) }
+        var periodFrames: snd_pcm_uframes_t = 0
+        snd_pcm_hw_params_get_period_size(hw, &periodFrames, &direction)
+        let call = { (code: Int32, text: String) -> AudioCaptureError in .deviceCall(name: name, call: "sw params", reason: text) }
+        try check(name, "snd_pcm_sw_params_current", snd_pcm_sw_params_current(pcm, sw), call)
+        try check(name, "tstamp mode", snd_pcm_sw_params_set_tstamp_mode(pcm, sw, SND_PCM_TSTAMP_ENABLE), call)
+        try check(name, "tstamp type",
+                  snd_pcm_sw_params_set_tstamp_type(pcm, sw, SND_PCM_TSTAMP_TYPE_MONOTONIC), call)
+        try check(name, "avail min", snd_pcm_sw_params_set_avail_min(pcm, sw, periodFrames), call)
+        try check(name, "snd_pcm_sw_params", snd_pcm_sw_params(pcm, sw), call)
+        try check(name, "prepare", snd_pcm_prepare(pcm), call)
+        return (Int(chosenRate), count, format)
+    }
+
+    private static func sampleFormat(_ format: snd_pcm_format_t) -> AudioSampleFormat {
+        switch format {
+        case SND_PCM_FORMAT_S32_LE: .s32
+        case SND_PCM_FORMAT_FLOAT_LE: .float32
+        default: .s16
+        }
+    }
+
+    static func text(_ code: Int32) -> String { String(cString: snd_strerror(code)) }
+
+    /// Throws `error(code, text)` when `code` is negative.
+    private static func check(_ name: String, _ what: String, _ code: Int32,
+                              _ error: (Int32, String) -> AudioCaptureError) throws(AudioCaptureError) {
+        guard code < 0 else { return }
+        throw error(code, "\(what): \(text(code))")
+    }
+}
