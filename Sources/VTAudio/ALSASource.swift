@@ -46,7 +46,7 @@ public final class ALSASource: AudioSource, @unchecked Sendable {
         pcmName = name
         var handle: OpaquePointer?
         try Self.check(name, "open", snd_pcm_open(&handle, name, SND_PCM_STREAM_CAPTURE, SND_PCM_NONBLOCK)) { code, text in
-            code == -ENOENT ? .noSuchDevice(name: device, known: Self.captureDevices().map(\.name))
+            code == -ENOENT ? .noSuchDevice(name: device, known: ALSADevices.microphones().map(\.name))
                 : .cannotOpen(name: name, reason: text)
         }
         guard let handle else { throw .cannotOpen(name: name, reason: "no handle") }
@@ -210,12 +210,12 @@ public final class ALSASource: AudioSource, @unchecked Sendable {
     static func resolve(_ device: String) throws(AudioCaptureError) -> String {
         if device.contains(":") || device == "default" || isConfiguredPCM(device) { return device }
         let lowered = device.lowercased()
-        for card in cards() where card.id.lowercased() == lowered || card.name.lowercased() == lowered {
-            return "plughw:CARD=\(card.id),DEV=0"
+        for card in ALSADevices.cards() where card.id.lowercased() == lowered || card.name.lowercased() == lowered {
+            return card.capturePCM ?? "plughw:CARD=\(card.id),DEV=0"
         }
-        let devices = captureDevices()
+        let devices = ALSADevices.hints()
         if let match = devices.first(where: { $0.description.lowercased().contains(lowered) }) { return match.name }
-        throw .noSuchDevice(name: device, known: devices.map(\.name))
+        throw .noSuchDevice(name: device, known: ALSADevices.microphones().map(\.name))
     }
 
     /// Whether ALSA's configuration defines `pcm.NAME`.
@@ -225,61 +225,6 @@ public final class ALSASource: AudioSource, @unchecked Sendable {
         defer { snd_config_unref(top) }
         var node: OpaquePointer?
         return snd_config_search(top, "pcm.\(name)", &node) == 0
-    }
-
-    /// A sound card: its stable id ("C920"), its name, and where it sits (for a USB device,
-    /// its bus path, as its camera's V4L2 bus_info has it).
-    public struct Card: Sendable, Equatable {
-        public var index: Int
-        public var id: String
-        public var name: String
-        public var longName: String
-    }
-
-    public static func cards() -> [Card] {
-        var cards: [Card] = []
-        var index: Int32 = -1
-        while snd_card_next(&index) >= 0 && index >= 0 {
-            var control: OpaquePointer?
-            guard snd_ctl_open(&control, "hw:\(index)", 0) >= 0, let control else { continue }
-            defer { snd_ctl_close(control) }
-            var info: OpaquePointer?
-            snd_ctl_card_info_malloc(&info)
-            defer { snd_ctl_card_info_free(info) }
-            guard snd_ctl_card_info(control, info) >= 0 else { continue }
-            cards.append(Card(index: Int(index), id: String(cString: snd_ctl_card_info_get_id(info)),
-                              name: String(cString: snd_ctl_card_info_get_name(info)),
-                              longName: String(cString: snd_ctl_card_info_get_longname(info))))
-        }
-        return cards
-    }
-
-    /// A PCM that can capture, from ALSA's device hints: its name and description.
-    public struct Device: Sendable, Equatable {
-        public var name: String
-        public var description: String
-    }
-
-    public static func captureDevices() -> [Device] {
-        var hints: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
-        guard snd_device_name_hint(-1, "pcm", &hints) >= 0, let hints else { return [] }
-        defer { snd_device_name_free_hint(hints) }
-        var devices: [Device] = []
-        var index = 0
-        while let hint = hints[index] {
-            index += 1
-            func value(_ id: String) -> String? {
-                guard let text = snd_device_name_get_hint(hint, id) else { return nil }
-                defer { free(text) }
-                return String(cString: text)
-            }
-            // IOID is absent for a device that does both, "Input" for capture only.
-            if let direction = value("IOID"), direction != "Input" { continue }
-            guard let name = value("NAME"), name != "null" else { continue }
-            let description = (value("DESC") ?? "").split(separator: "\n").joined(separator: ", ")
-            devices.append(Device(name: name, description: description))
-        }
-        return devices
     }
 
     /// Sets hardware and software parameters; returns what the device took.

@@ -39,7 +39,9 @@ import VTTestSupport
         #expect(entry["driver"] as? String == "uvcvideo")
         #expect(entry["bus_info"] as? String == "usb-0000:00:14.0-1")
         #expect(entry["by_id"] is NSNull, "no /dev/v4l/by-id link leads to a fake node: \(entry)")
-        #expect(Set(entry.keys) == ["path", "card", "driver", "bus_info", "by_id"])
+        #expect(entry["type"] as? String == "camera")
+        #expect(entry["microphone"] is NSNull, "no sound card shares its port: \(entry)")
+        #expect(Set(entry.keys) == ["type", "path", "card", "driver", "bus_info", "by_id", "microphone"])
         #expect(try camera.reports().allSatisfy(\.releasedEverything))
     }
 
