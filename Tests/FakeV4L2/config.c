@@ -160,6 +160,7 @@ void fv_read_config(struct fv_config *config) {
     config->jpeg_quality = (int)env_unsigned("FAKE_V4L2_JPEG_QUALITY", 85, 1, 100);
     config->noise = (uint32_t)env_unsigned("FAKE_V4L2_NOISE", 0, 0, 64);
     config->picture_ring = (uint32_t)env_unsigned("FAKE_V4L2_PICTURE_RING", 0, 0, 600);
+    config->flash = env_unsigned("FAKE_V4L2_FLASH", 0, 0, 1) == 1;
     config->trace = env_unsigned("FAKE_V4L2_TRACE", 0, 0, 1) == 1;
     env_string("FAKE_V4L2_REPORT", "", config->report, sizeof config->report);
     env_string("FAKE_V4L2_LOCK_FILE", "", config->lock_file, sizeof config->lock_file);

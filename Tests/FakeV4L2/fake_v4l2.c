@@ -107,6 +107,11 @@
 //                                  one makes them in hardware: the first N frames are painted
 //                                  (and packed or compressed) with frame codes 0…N-1 and kept,
 //                                  each later frame is a copy of the one N before it (0: off).
+//   FAKE_V4L2_FLASH=1              Frames fall on a grid through the whole seconds of
+//                                  CLOCK_MONOTONIC (STREAMON's time is moved back to make it
+//                                  so), and the frame on each second has its lower half white:
+//                                  with the fake microphone beeping on whole seconds, sound and
+//                                  picture of one instant, for measuring sync.
 //   FAKE_V4L2_REPORT=path          At exit, a process that tried to open the camera writes
 //                                  key=value lines describing what it left behind:
 //                                  open_handles, mapped_buffers, streaming, buffers_queued

@@ -76,6 +76,7 @@ struct fv_config {
     int jpeg_quality;
     uint32_t noise;                 // 0: clean pictures
     uint32_t picture_ring;          // 0: every frame painted; N: N pictures made once, in turn
+    bool flash;                     // frames on a grid through whole seconds; those flash white
     bool trace;
     char report[PATH_MAX];
     char lock_file[PATH_MAX];
@@ -168,6 +169,10 @@ FV_HIDDEN bool fv_pause_at(enum fv_phase phase);
 
 // True for sequence n-1, 2n-1, … (every nth frame); never when n is 0.
 FV_HIDDEN bool fv_every(uint32_t n, uint64_t sequence);
+// FAKE_V4L2_FLASH: a STREAMON time at or before `now` from which the frames fall on whole
+// seconds of CLOCK_MONOTONIC; and whether a frame stamped `timestamp` is the one on a second.
+FV_HIDDEN int64_t fv_aligned_start_ns(const struct fv_device *device, int64_t now);
+FV_HIDDEN bool fv_is_flash(const struct fv_device *device, int64_t timestamp);
 // When frame `sequence` of the running stream comes due (CLOCK_MONOTONIC ns).
 FV_HIDDEN int64_t fv_due_ns(const struct fv_device *device, uint64_t sequence);
 // The timestamp a frame that came due at `due` carries.
@@ -244,9 +249,10 @@ FV_HIDDEN int fv_control_ioctl(struct fv_device *device, unsigned long request, 
 // ---- picture.c: the test pattern and its formats ----
 
 // Paints frame `sequence` in the device's current format into `destination` (capacity
-// bytes) and returns the bytes used, or 0 when encoding failed.
+// bytes) and returns the bytes used, or 0 when encoding failed. A `flash` frame has its
+// lower half white.
 FV_HIDDEN size_t fv_paint(uint32_t fourcc, uint32_t width, uint32_t height, uint32_t sequence,
-                          uint8_t *destination, size_t capacity);
+                          bool flash, uint8_t *destination, size_t capacity);
 FV_HIDDEN uint32_t fv_bytesperline(uint32_t fourcc, uint32_t width);
 FV_HIDDEN uint32_t fv_sizeimage(uint32_t fourcc, uint32_t width, uint32_t height);
 FV_HIDDEN const char *fv_format_description(uint32_t fourcc);

@@ -288,13 +288,14 @@ static void release_ring(void) {
     memset(&ring, 0, sizeof ring);
 }
 
-static size_t paint(uint32_t fourcc, uint32_t width, uint32_t height, uint32_t sequence,
+static size_t paint(uint32_t fourcc, uint32_t width, uint32_t height, uint32_t sequence, bool flash,
                     uint8_t *destination, size_t capacity);
 
-size_t fv_paint(uint32_t fourcc, uint32_t width, uint32_t height, uint32_t sequence,
+size_t fv_paint(uint32_t fourcc, uint32_t width, uint32_t height, uint32_t sequence, bool flash,
                 uint8_t *destination, size_t capacity) {
     uint32_t count = fv.config.picture_ring;
-    if (count == 0) return paint(fourcc, width, height, sequence, destination, capacity);
+    // A flash is painted afresh: the ring keeps the pictures without.
+    if (count == 0 || flash) return paint(fourcc, width, height, sequence, flash, destination, capacity);
     if (ring.pictures == NULL || ring.fourcc != fourcc || ring.width != width || ring.height != height) {
         release_ring();
         ring.pictures = calloc(count, sizeof ring.pictures[0]);
@@ -311,7 +312,7 @@ size_t fv_paint(uint32_t fourcc, uint32_t width, uint32_t height, uint32_t seque
     }
     uint32_t slot = sequence % count;
     if (ring.pictures[slot] == NULL) {
-        size_t used = paint(fourcc, width, height, slot, destination, capacity);
+        size_t used = paint(fourcc, width, height, slot, false, destination, capacity);
         if (used == 0) return 0;
         ring.pictures[slot] = malloc(used);
         if (ring.pictures[slot] == NULL) {
@@ -327,10 +328,20 @@ size_t fv_paint(uint32_t fourcc, uint32_t width, uint32_t height, uint32_t seque
     return ring.sizes[slot];
 }
 
-static size_t paint(uint32_t fourcc, uint32_t width, uint32_t height, uint32_t sequence,
+// The lower half white, as the test pattern flashes with its test sound.
+static void paint_flash(void) {
+    uint32_t width = canvas.width, height = canvas.height;
+    uint32_t top = (height / 2) & ~1u;
+    memset(canvas.y + (size_t)top * width, 235, (size_t)(height - top) * width);
+    memset(canvas.u + (size_t)(top / 2) * (width / 2), 128, (size_t)(height / 2 - top / 2) * (width / 2));
+    memset(canvas.v + (size_t)(top / 2) * (width / 2), 128, (size_t)(height / 2 - top / 2) * (width / 2));
+}
+
+static size_t paint(uint32_t fourcc, uint32_t width, uint32_t height, uint32_t sequence, bool flash,
                     uint8_t *destination, size_t capacity) {
     if (!prepare_canvas(width, height)) return 0;
     paint_i420(sequence);
+    if (flash) paint_flash();
     if (fourcc != V4L2_PIX_FMT_MJPEG && capacity < fv_sizeimage(fourcc, width, height)) return 0;
     switch (fourcc) {
     case V4L2_PIX_FMT_YUYV: return pack_yuyv(destination);

@@ -107,7 +107,9 @@ static void produce(struct fv_device *device, uint64_t sequence, int64_t due) {
     struct fv_buffer *buffer = &device->buffers[index];
     uint8_t *memory = allocation->memory + index * allocation->stride;
     uint32_t fourcc = device->format->fourcc;
-    size_t used = fv_paint(fourcc, device->size->width, device->size->height, (uint32_t)sequence,
+    int64_t stamp = fv_timestamp_ns(sequence, due);
+    bool flash = fv.config.flash && fv_is_flash(device, stamp);
+    size_t used = fv_paint(fourcc, device->size->width, device->size->height, (uint32_t)sequence, flash,
                            memory, allocation->length);
     buffer->flags = used == 0 ? V4L2_BUF_FLAG_ERROR : 0;
     if (fourcc == V4L2_PIX_FMT_MJPEG && fv_every(fv.config.corrupt_jpeg_every, sequence)) {
@@ -118,7 +120,6 @@ static void produce(struct fv_device *device, uint64_t sequence, int64_t due) {
     if (fv_every(fv.config.error_every, sequence)) buffer->flags |= V4L2_BUF_FLAG_ERROR;
     buffer->bytesused = (uint32_t)used;
     buffer->sequence = (uint32_t)sequence;
-    int64_t stamp = fv_timestamp_ns(sequence, due);
     buffer->timestamp.tv_sec = stamp / 1000000000;
     buffer->timestamp.tv_usec = (stamp % 1000000000) / 1000;
     buffer->state = FV_BUF_DONE;
@@ -304,7 +305,7 @@ int fv_streamon(struct fv_handle *handle, const int *type) {
     if (device->allocation == NULL) return -EINVAL;
     if (device->streaming) return 0;
     device->streaming = true;
-    device->start_ns = fv_now_ns();
+    device->start_ns = fv.config.flash ? fv_aligned_start_ns(device, fv_now_ns()) : fv_now_ns();
     device->next_sequence = 0;
     device->next_due_ns = fv_due_ns(device, 0);
     return 0;

@@ -4,6 +4,8 @@
 #define _GNU_SOURCE
 #include "fake_v4l2.h"
 
+#include <math.h>
+
 bool fv_every(uint32_t n, uint64_t sequence) {
     return n != 0 && (sequence + 1) % n == 0;
 }
@@ -31,6 +33,22 @@ static int64_t jitter_ns(uint64_t sequence) {
     h *= 0xBF58476D1CE4E5B9ull;
     h ^= h >> 29;
     return (int64_t)(h % ((uint64_t)fv.config.jitter_us + 1)) * 1000;
+}
+
+// A start such that some frame's due time is the next whole second: that second minus a whole
+// number of intervals, no later than `now`. Intervals are computed as elapsed_ns computes
+// them, so every later whole second is a frame's time too (without jitter or a rate change).
+int64_t fv_aligned_start_ns(const struct fv_device *device, int64_t now) {
+    int64_t second = (now / 1000000000 + 1) * 1000000000;
+    uint64_t frames = (uint64_t)ceil((double)(second - now) * delivered_fps(device) / 1e9);
+    return second - elapsed_ns(device, frames);
+}
+
+// Within half a frame interval of a whole second.
+bool fv_is_flash(const struct fv_device *device, int64_t timestamp) {
+    int64_t half = (int64_t)(5e8 / delivered_fps(device));
+    int64_t into = timestamp % 1000000000;
+    return into < half || 1000000000 - into <= half;
 }
 
 // Frame n is exposed for one whole interval after STREAMON before it can be delivered.

@@ -198,6 +198,36 @@ struct FakeV4L2ProofTests {
         #expect(try camera.report().unplugged)
     }
 
+    /// FAKE_V4L2_FLASH as ffmpeg's v4l2 input sees it (-copyts keeps the kernel's monotonic
+    /// times, in microseconds): frames on whole seconds of CLOCK_MONOTONIC have their lower half
+    /// white, and no other frame does.
+    @Test func flashFramesSitOnWholeSecondsOfTheMonotonicClock() throws {
+        let camera = try FakeCamera(knobs: [.flash])
+        let result = try ChildProcess.run(["ffmpeg", "-nostdin", "-hide_banner", "-copyts", "-f", "v4l2",
+                                           "-input_format", "yuyv422", "-video_size", "640x480", "-framerate", "30",
+                                           "-i", camera.path, "-frames:v", "75",
+                                           "-vf", "crop=iw:ih/2:0:ih/2,signalstats,metadata=print:key=lavfi.signalstats.YAVG",
+                                           "-f", "null", "-"],
+                                          environment: camera.environment(), timeout: .seconds(30))
+        #expect(result.status == 0, "\(result.transcript)")
+        var frames: [(pts: Int64, bright: Bool)] = []
+        var pts: Int64?
+        for line in result.standardError.split(separator: "\n") {
+            if let range = line.range(of: " pts:") {
+                pts = Int64(line[range.upperBound...].prefix { $0.isNumber })
+            } else if let range = line.range(of: "YAVG="), let value = Double(line[range.upperBound...]), let time = pts {
+                frames.append((time, value > 200))
+            }
+        }
+        #expect(frames.count == 75)
+        let flashes = frames.filter(\.bright).map(\.pts)
+        #expect((2...3).contains(flashes.count), "flashes at \(flashes) µs")
+        #expect(flashes.allSatisfy { $0 % 1_000_000 == 0 }, "\(flashes)")
+        #expect(zip(flashes, flashes.dropFirst()).allSatisfy { $1 - $0 == 1_000_000 })
+        // Every frame on a second flashes: the grid goes through them.
+        #expect(frames.filter { $0.pts % 1_000_000 == 0 }.map(\.pts) == flashes)
+    }
+
     @Test func aSecondHandleInTheSameProcessGetsEBUSY() throws {
         let camera = try FakeCamera()
         // ffmpeg opens one input after the other; the first owns the stream by then.

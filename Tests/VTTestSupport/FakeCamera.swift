@@ -58,6 +58,10 @@ public final class FakeCamera: Sendable {
         /// Only this many pictures are made, once each, then delivered in turn (frame codes
         /// 0…N-1 over and over): a camera whose pictures cost the process nothing.
         case pictureRing(Int)
+        /// Frames on a grid through the whole seconds of CLOCK_MONOTONIC, the frame on each
+        /// second with its lower half white: with the fake microphone's beeps on whole seconds,
+        /// what sync is measured by.
+        case flash
         /// Every call on the device, and each control value set, is logged to standard error.
         case trace
 
@@ -85,6 +89,7 @@ public final class FakeCamera: Sendable {
             case .noise(let amplitude): [("FAKE_V4L2_NOISE", "\(amplitude)")]
             case .trace: [("FAKE_V4L2_TRACE", "1")]
             case .pictureRing(let count): [("FAKE_V4L2_PICTURE_RING", "\(count)")]
+            case .flash: [("FAKE_V4L2_FLASH", "1")]
             case .timestampBackEvery(let n, let milliseconds):
                 [("FAKE_V4L2_TIMESTAMP_BACK_EVERY", "\(n)"), ("FAKE_V4L2_TIMESTAMP_BACK_MS", "\(milliseconds)")]
             case .timestampJumpEvery(let n, let milliseconds):
