@@ -12,9 +12,10 @@ import VTFFmpeg
 /// on the timeline it should land at. The conformer compares that with where it will land
 /// (samples given to the encoder plus those still inside the resampler) and:
 /// - a small difference (the clocks drifting apart, tens to hundreds of ppm) is corrected by
-///   resampling: the difference, smoothed over about a second, is taken away over
-///   `correctionSeconds` (`swr_set_compensation`), never faster than `maximumCorrection`, so
-///   the pitch change is inaudible and there are no jumps;
+///   resampling (`swr_set_compensation`): the difference, smoothed over about a second, is
+///   taken away over `correctionSeconds`, and its running sum (over `integralSeconds`) learns
+///   the clocks' steady rate difference, so a constant drift leaves no constant lag; never
+///   faster than `maximumCorrection`, so the pitch change is inaudible and there are no jumps;
 /// - a large one (more than `jumpThreshold`: an overrun, a stall, a device that went away and
 ///   came back) is a gap: silence fills it (`swr_inject_silence`), or, for sound that would
 ///   land on sound already written, the overlap is dropped (`swr_drop_output`); both counted.
@@ -29,6 +30,8 @@ final class AudioConformer {
     static let maximumCorrection = 0.005
     /// The smoothing of the measured difference, in seconds.
     static let smoothingSeconds = 1.0
+    /// How slowly the steady rate difference is learnt, in seconds.
+    static let integralSeconds = 16.0
 
     struct Statistics: Sendable, Equatable {
         /// Gaps filled with silence, and the samples of silence written for them.
@@ -54,6 +57,8 @@ final class AudioConformer {
     private let offset: Int64
     /// The smoothed difference, in output samples: positive when sound would land late.
     private var smoothedError: Double?
+    /// The sum of the smoothed difference over time (sample-seconds): the integral term.
+    private var errorIntegral = 0.0
     private var compensation = 0
     /// The span measured for the drift: where it started and the frames since.
     private var spanStart: Int64?
@@ -207,7 +212,12 @@ final class AudioConformer {
         smoothedError = smoothed
         let distance = Int(Self.correctionSeconds * Double(outputRate))
         let limit = Self.maximumCorrection * Double(distance)
-        let delta = Int(max(-limit, min(limit, -smoothed)).rounded())
+        // Kept within what the limit can use, so it does not wind up while the correction is
+        // at its limit.
+        errorIntegral = max(-limit * Self.integralSeconds, min(limit * Self.integralSeconds,
+                                                               errorIntegral + smoothed * chunkSeconds))
+        let wanted = smoothed + errorIntegral / Self.integralSeconds
+        let delta = Int(max(-limit, min(limit, -wanted)).rounded())
         guard delta != compensation else { return }
         // Not fatal: without it the sound drifts, as it would with any other recorder.
         if vt_swr_set_compensation(resampler, Int32(delta), Int32(distance)) >= 0 { compensation = delta }
