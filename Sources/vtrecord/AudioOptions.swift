@@ -42,7 +42,9 @@ struct AudioOptions: ParsableArguments {
     /// Whether the sound is the built-in test beep.
     var isTestSound: Bool { audio == "test" }
 
-    func validate() throws {
+    /// Checks the sound options together (called from the command's `validate`, not the
+    /// group's own, so that a preset's entries can be checked one by one).
+    func validateSound() throws {
         guard audio != nil else {
             let given = [audioCodec.map { _ in "--audio-codec" }, audioBitrate.map { _ in "--audio-bitrate" },
                          audioRate.map { _ in "--audio-rate" }, audioChannels.map { _ in "--audio-channels" },

@@ -36,6 +36,7 @@ extension VTRecord {
             throw ValidationError("--frames must be at least 1")
         }
         try output.validateOutput()
+        try sound.validateSound()
         do throws(UsageError) {
             var settings = encoder.settings()
             settings.frameRate = input.fps?.rate ?? settings.frameRate

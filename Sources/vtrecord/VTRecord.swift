@@ -63,6 +63,7 @@ struct VTRecord: ParsableCommand {
     /// preset's values are checked that way).
     static let optionGroups: [(title: String, type: any ParsableArguments.Type)] = [
         ("Input", InputOptions.self), ("Output and stopping", OutputOptions.self), ("Encoding", EncoderOptions.self),
+        ("Sound", AudioOptions.self),
     ]
 
     /// Whether a command line starts with a subcommand rather than recording options.

@@ -129,3 +129,30 @@ import Testing
         #expect(r.stderr.contains("--audio-codec applies to --audio"), "\(r.stderr)")
     }
 }
+
+extension SoundRecordingTests {
+    /// A preset says where the sound comes from and how it is coded, as any other setting;
+    /// the command line still wins.
+    @Test func aPresetCarriesTheSound() throws {
+        let config = try TemporaryDirectory()
+        _ = try PresetTests.write("""
+            test-pattern = true
+            size = "320x240"
+            audio = "test"
+            audio-codec = "aac"
+            audio-bitrate = "64k"
+            audio-channels = 1
+            """, name: "talk", in: config)
+        let summary = config.path("summary.json")
+        let r = try PresetTests.run(["--preset", "talk", "--audio-codec", "opus", "--duration", "1s", "--quiet",
+                                     "-o", config.path("talk.mkv"), "--json-summary", summary], config: config)
+        try #require(r.status == 0, "\(r.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: summary))) as? [String: Any])
+        let audio = try #require(json["audio"] as? [String: Any])
+        #expect(audio["codec"] as? String == "opus")
+        #expect(audio["bitrate"] as? Int == 64_000)
+        #expect(audio["channels"] as? Int == 1)
+        let shown = try PresetTests.run(["presets", "show", "talk"], config: config)
+        #expect(PresetTests.values(shown.stdoutText)["audio"] == "\"test\"", "\(shown.stdoutText)")
+    }
+}
