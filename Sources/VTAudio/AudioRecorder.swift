@@ -21,6 +21,8 @@ public struct AudioSummary: Sendable, Equatable {
     /// The device's clock against the camera's, in ppm; nil when not measured (not live, or
     /// under ten seconds).
     public var driftPPM: Double?
+    /// CPU time the audio thread used (reading, converting, encoding), in seconds.
+    public var cpuSeconds = 0.0
 }
 
 /// The sound half of a recording: an audio thread reads the source, the `AudioConformer`
@@ -64,6 +66,7 @@ public final class AudioRecorder: @unchecked Sendable {
     // The audio thread's until it is joined.
     private var disconnects = 0
     private var reconnects = 0
+    private var threadCPU = 0.0
 
     /// Opens the encoder for `codec` at the rate it codes the source's at; the source is open.
     public init(source: any AudioSource, codec: AudioCodec, bitRate: Int?, offsetMilliseconds: Double = 0,
@@ -96,6 +99,9 @@ public final class AudioRecorder: @unchecked Sendable {
     public func start() {
         let thread = Thread { [self] in
             run()
+            var used = timespec()
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &used)
+            threadCPU = Double(used.tv_sec) + Double(used.tv_nsec) / 1e9
             done.signal()
         }
         thread.name = "vtrecord-audio"
@@ -178,6 +184,7 @@ public final class AudioRecorder: @unchecked Sendable {
         summary.disconnects = max(capture.disconnects, disconnects)
         summary.reconnects = max(capture.reconnects, reconnects)
         summary.driftPPM = statistics.driftPPM
+        summary.cpuSeconds = joined ? threadCPU : 0
         return summary
     }
 

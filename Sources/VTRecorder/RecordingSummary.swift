@@ -190,10 +190,13 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
         /// The device's clock against the camera's, in ppm (null when not measured: the test
         /// sound, or under ten seconds).
         @NullWhenAbsent public var driftPPM: Double?
+        /// CPU time of the audio thread (capture, conversion, encoding).
+        public var cpuSeconds: Double
 
         enum CodingKeys: String, CodingKey {
             case device, codec, rate, channels, bitrate, samples, seconds, gaps
             case silenceSeconds = "silence_seconds", xruns, disconnects, reconnects, driftPPM = "drift_ppm"
+            case cpuSeconds = "cpu_seconds"
         }
 
         init(_ summary: AudioSummary) {
@@ -210,6 +213,7 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
             disconnects = summary.disconnects
             reconnects = summary.reconnects
             driftPPM = summary.driftPPM.map { ($0 * 10).rounded() / 10 }
+            cpuSeconds = (summary.cpuSeconds * 1000).rounded() / 1000
         }
     }
 
