@@ -13,6 +13,11 @@ import Glibc
 ///
 /// With `maxFiles`, only the newest files are kept: starting a file deletes the oldest beyond
 /// that count, never the one being written.
+///
+/// With sound (`audioSampleRate`), a file is finished only once the sound has passed the
+/// first picture of the next: the sound comes a little after the picture (it is written up to
+/// the pictures already written, and its encoder holds a packet or two), and each file gets the
+/// sound up to its own end rather than losing that last moment.
 public final class SegmentedOutput: MediaOutput {
     public typealias Open = (_ path: String) throws(OutputError) -> any MediaOutput
 
@@ -21,6 +26,10 @@ public final class SegmentedOutput: MediaOutput {
     public private(set) var paths: [String] = []
 
     private var current: any MediaOutput
+    /// The file before `current`, kept open for the sound up to `boundary` (in samples).
+    private var previous: (any MediaOutput)?
+    private var boundary: Int64 = 0
+    private let audioSampleRate: Int?
     private let open: Open
     private var boundaries: SegmentBoundaries?
     private let device: String
@@ -39,7 +48,7 @@ public final class SegmentedOutput: MediaOutput {
     /// `device` and `preset` fill the template's fields; `now` gives each file's start time;
     /// `warn` reports a file that could not be deleted.
     public init(template: OutputTemplate, policy: SegmentPolicy?, device: String, preset: String? = nil,
-                maxFiles: Int? = nil, now: @escaping () -> Date = Date.init,
+                maxFiles: Int? = nil, now: @escaping () -> Date = Date.init, audioSampleRate: Int? = nil,
                 warn: @escaping (String) -> Void = { _ in }, open: @escaping Open) throws(OutputError) {
         precondition(maxFiles.map { $0 >= 1 } ?? true, "maxFiles must keep at least the file being written")
         self.template = template
@@ -50,6 +59,7 @@ public final class SegmentedOutput: MediaOutput {
         self.now = now
         self.warn = warn
         self.open = open
+        self.audioSampleRate = audioSampleRate
         let path = template.expand(.init(date: now(), device: device, preset: preset, segment: 0))
         current = try open(path)
         paths = [path]
@@ -59,7 +69,7 @@ public final class SegmentedOutput: MediaOutput {
     /// The file being written.
     public var currentPath: String { paths[paths.count - 1] }
 
-    public var statistics: OutputStatistics { closed + current.statistics }
+    public var statistics: OutputStatistics { closed + (previous?.statistics ?? OutputStatistics()) + current.statistics }
     /// Bytes in the file being written.
     public var segmentBytesWritten: Int64 { current.statistics.bytes }
     public var unusedFile: String? { current.unusedFile }
@@ -78,16 +88,21 @@ public final class SegmentedOutput: MediaOutput {
     }
 
     public func write(_ frame: EncodedFrame) throws(OutputError) {
-        if boundaries?.switchesFile(before: frame) == true { try startNextSegment() }
+        if boundaries?.switchesFile(before: frame) == true { try startNextSegment(at: frame.pts) }
         try current.write(frame)
         boundaries?.written(segmentBytes: current.statistics.bytes)
     }
 
     public func writeAudio(_ packet: EncodedAudioPacket) throws(OutputError) {
+        if let previous {
+            if packet.pts < boundary { return try previous.writeAudio(packet) }
+            try finishPrevious()
+        }
         try current.writeAudio(packet)
     }
 
     public func finish(keepEmpty: Bool) throws(OutputError) {
+        try finishPrevious()
         let empty = current.unusedFile != nil
         try current.finish(keepEmpty: keepEmpty)
         if empty && !keepEmpty { forgetCurrent() }
@@ -96,6 +111,8 @@ public final class SegmentedOutput: MediaOutput {
     /// A file that could not take its first frame (a full disk at a segment's start) goes;
     /// the files before it stay whole.
     public func abandon() {
+        previous?.abandon()
+        previous = nil
         let empty = current.unusedFile != nil
         current.abandon()
         if empty { forgetCurrent() }
@@ -103,19 +120,40 @@ public final class SegmentedOutput: MediaOutput {
 
     /// Finishes the current file and opens the next, named for the next segment number and
     /// the time now, with the header of the frames to come. The next frame written must be a
-    /// keyframe.
-    public func startNextSegment() throws(OutputError) {
+    /// keyframe; `start` is its presentation time, where a recording with sound keeps the
+    /// current file open for the sound before it.
+    public func startNextSegment(at start: MediaTime? = nil) throws(OutputError) {
         let path = template.expand(.init(date: now(), device: device, preset: preset, segment: paths.count))
-        try current.finish(keepEmpty: true)
+        try finishPrevious()
+        let keepForSound = audioSampleRate != nil && start != nil
+        if !keepForSound { try current.finish(keepEmpty: true) }
         // Counted once the next file is open: until then the finished one still holds them.
         let next = try open(path)
         if let format { try next.writeHeader(format) }
-        closed = closed + current.statistics
-        if let done = current.finalized { closedFinalized = done && (closedFinalized ?? true) }
+        if let rate = audioSampleRate, let start, keepForSound {
+            previous = current
+            boundary = start.ticks(since: .zero, timescale: Int32(rate))
+        } else {
+            close(current)
+        }
         current = next
         paths.append(path)
         kept.append(path)
         deleteOldest()
+    }
+
+    /// The file kept open for its sound is finished.
+    private func finishPrevious() throws(OutputError) {
+        guard let previous else { return }
+        self.previous = nil
+        try previous.finish(keepEmpty: true)
+        close(previous)
+    }
+
+    /// Counts a finished file's frames and whether it was finalized.
+    private func close(_ output: any MediaOutput) {
+        closed = closed + output.statistics
+        if let done = output.finalized { closedFinalized = done && (closedFinalized ?? true) }
     }
 
     /// The file being written was removed: it is no longer one of the recording's files.

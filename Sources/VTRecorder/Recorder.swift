@@ -361,14 +361,16 @@ public final class Recorder {
 }
 
 extension Recorder {
-    /// After each frame: the sound up to its decode time, so the two are interleaved in the
-    /// file; and the test sound is told how far the picture has come.
+    /// After each frame: the sound up to the latest presentation time written, so the two are
+    /// interleaved in the file (and a segment's file gets the sound up to its last picture);
+    /// and the sound source is told how far the picture has come.
     private func writeSound(_ audio: AudioRecorder, _ output: any MediaOutput, through frame: EncodedFrame) throws(OutputError) {
-        let frameEnd = frame.pts + (retiming ?? source.format.frameRate).frameDuration
+        let duration = (retiming ?? source.format.frameRate).frameDuration
+        let frameEnd = frame.pts + duration
         if pictureEnd.map({ frameEnd > $0 }) ?? true { pictureEnd = frameEnd }
-        audio.pictureWritten(upTo: frame.pts.seconds)
-        let rate = Int32(audio.format.sampleRate)
-        for packet in audio.packets(through: frame.dts.ticks(since: .zero, timescale: rate)) {
+        let latest = (pictureEnd ?? frameEnd).ticks(since: duration, timescale: Int32(audio.format.sampleRate))
+        audio.pictureWritten(upTo: Double(latest) / Double(audio.format.sampleRate))
+        for packet in audio.packets(through: latest) {
             try output.writeAudio(packet)
         }
     }

@@ -138,6 +138,7 @@ extension VTRecord {
                 let writer = try SegmentedOutput(template: template, policy: segments, device: deviceName,
                                                  preset: presets.isEmpty ? nil : presets.map(PresetLibrary.name(of:)).joined(separator: "+"),
                                                  maxFiles: output.maxFiles,
+                                                 audioSampleRate: writerSettings.audio?.sampleRate,
                                                  warn: { text in logger.warning("\(text)") },
                                                  open: { path throws(OutputError) in
                                                      try AssetWriter.open(path: path, settings: writerSettings)

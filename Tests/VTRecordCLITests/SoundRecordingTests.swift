@@ -156,3 +156,24 @@ extension SoundRecordingTests {
         #expect(PresetTests.values(shown.stdoutText)["audio"] == "\"test\"", "\(shown.stdoutText)")
     }
 }
+
+extension SoundRecordingTests {
+    /// Segments with sound: each file has the sound of its own pictures, to within a packet at
+    /// either end, and its beeps where its flashes are.
+    @Test(arguments: ["mkv", "ts", "mp4"])
+    func eachSegmentHasItsSound(container: String) throws {
+        let dir = try TemporaryDirectory()
+        let r = try Tools.vtrecord(["--test-pattern", "--size", "320x240", "--duration", "6s", "--audio", "test",
+                                    "--segment-time", "2s", "--quiet", "-o", dir.path("seg-{n}.\(container)")])
+        try #require(r.status == 0, "\(r.stderr)")
+        for n in 0..<3 {
+            let file = dir.path("seg-\(n).\(container)")
+            let sync = try SoundSync.measure(file)
+            #expect(sync.flashes.count == 2, "\(file): flashes \(sync.flashes)")
+            for offset in sync.offsets() {
+                #expect(try abs(#require(offset, "\(file): onsets \(sync.onsets)")) <= 0.010)
+            }
+            #expect(abs(sync.audioEnd - sync.videoEnd) <= 0.025, "\(file): sound ends \(sync.audioEnd), picture \(sync.videoEnd)")
+        }
+    }
+}

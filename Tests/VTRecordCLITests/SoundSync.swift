@@ -3,8 +3,9 @@ import Testing
 
 /// Where a recording's beeps and flashes are, as FFmpeg decodes them: the test pattern (or the
 /// fake camera) flashes its lower half white once a second, the test sound (or the fake
-/// microphone) beeps at the same instants. Times are the file's own (`-copyts`), so a reader's
-/// start offset cannot hide a shift between the tracks.
+/// microphone) beeps at the same instants. Times are the decoder's, as FFmpeg's `movie` and
+/// `amovie` sources give them (the file's own times, without the command line's re-timing of
+/// a stream that starts late), so a reader's start offset cannot hide a shift between tracks.
 struct SoundSync {
     /// Presentation times of the flash frames (lower half bright).
     var flashes: [Double]
@@ -17,11 +18,11 @@ struct SoundSync {
     var audioEnd: Double
 
     static func measure(_ file: String) throws -> SoundSync {
-        let sound = try Tools.run("ffmpeg", ["-nostats", "-copyts", "-i", file, "-map", "0:a",
-                                             "-af", "silencedetect=n=-30dB:d=0.05", "-f", "null", "-"])
+        let sound = try Tools.run("ffmpeg", ["-nostats", "-f", "lavfi", "-i",
+                                             "amovie=\(file),silencedetect=n=-30dB:d=0.05", "-f", "null", "-"])
         try #require(sound.status == 0, "ffmpeg could not decode the sound of \(file): \(sound.stderr)")
-        let picture = try Tools.run("ffmpeg", ["-nostats", "-copyts", "-i", file, "-map", "0:v",
-                                               "-vf", "crop=iw:ih/2:0:ih/2,signalstats,metadata=print:key=lavfi.signalstats.YAVG",
+        let picture = try Tools.run("ffmpeg", ["-nostats", "-f", "lavfi", "-i",
+                                               "movie=\(file),crop=iw:ih/2:0:ih/2,signalstats,metadata=print:key=lavfi.signalstats.YAVG",
                                                "-f", "null", "-"])
         try #require(picture.status == 0, "ffmpeg could not decode the picture of \(file): \(picture.stderr)")
         var flashes: [Double] = []
