@@ -44,7 +44,7 @@ public enum AssetWriter {
                                  options: .init(frameRate: settings.frameRate, timescale: timescale,
                                                 fragmentDuration: settings.fragmentDuration,
                                                 keepFragmented: settings.keepFragmented,
-                                                metadata: settings.metadata))
+                                                metadata: settings.metadata, audio: settings.audio))
         case .mkv:
             return try MatroskaWriter(path: path, overwrite: settings.overwrite,
                                       options: .init(frameRate: settings.frameRate,

@@ -82,6 +82,24 @@ struct BoxWriter {
         }
     }
 
+    /// An MPEG-4 descriptor (ISO/IEC 14496-1, as `esds` holds them): a tag, then the size of
+    /// what `body` writes in 7-bit groups, most significant first, each but the last with its
+    /// top bit set.
+    mutating func descriptor(_ tag: UInt8, _ body: (inout BoxWriter) -> Void) {
+        var inner = BoxWriter()
+        body(&inner)
+        precondition(inner.count < 1 << 28, "a descriptor's size fits in four 7-bit groups")
+        u8(tag)
+        var groups = [UInt8(inner.count & 0x7F)]
+        var rest = inner.count >> 7
+        while rest > 0 {
+            groups.insert(UInt8(rest & 0x7F) | 0x80, at: 0)
+            rest >>= 7
+        }
+        bytes.append(contentsOf: groups)
+        bytes.append(contentsOf: inner.bytes)
+    }
+
     /// Overwrites a 32-bit field already written at `offset`.
     mutating func patch(u32 value: UInt32, at offset: Int) {
         withUnsafeBytes(of: value.bigEndian) { field in

@@ -1,7 +1,8 @@
 import Foundation
 import VTCore
 
-/// One sample (access unit) of the video track, as the sample tables and a `trun` describe it.
+/// One sample of a track (a video access unit, an audio packet), as the sample tables and a
+/// `trun` describe it.
 struct MP4Sample: Equatable {
     var size: UInt32
     /// Ticks to the next sample's decode time (the last: to the end of the track).
@@ -15,10 +16,23 @@ struct MP4Sample: Equatable {
     var flags: UInt32 { isKeyFrame ? 0x0200_0000 : 0x0101_0000 }
 }
 
-/// A run of samples stored back to back (one fragment's `mdat` payload), at a file offset.
+/// A run of one track's samples stored back to back (its part of a fragment's `mdat`
+/// payload), at a file offset.
 struct MP4Chunk: Equatable {
     var offset: Int64
     var sampleCount: Int
+}
+
+/// One track's samples in a fragment: what its `traf` says.
+struct MP4TrackRun {
+    var trackID: UInt32
+    var baseDecodeTime: UInt64
+    var samples: [MP4Sample]
+    /// Every sample is a sync sample shown at its decode time (sound): their flags are given
+    /// once and the run lists only durations and sizes.
+    var allSync: Bool
+    /// Where the run's data starts in the fragment's `mdat` payload.
+    var dataOffset: Int
 }
 
 /// What the file says about itself beyond the pictures: when it was made, by what, of what.
@@ -37,34 +51,50 @@ public struct ContainerMetadata: Sendable, Equatable {
     }
 }
 
-/// The movie's one video track: everything its `moov` says about it.
+/// What a track's samples are, with what its sample description says about them.
+enum MP4Media {
+    case video(width: Int, height: Int, avcC: [UInt8], sampleAspectRatio: SampleAspectRatio?)
+    case sound(MP4SoundSampleEntry)
+}
+
+/// One track of the movie (the pictures, track 1; the sound, track 2): everything its `moov`
+/// says about it.
 struct MP4Track {
-    var width: Int
-    var height: Int
+    var id: UInt32
+    var media: MP4Media
     var timescale: UInt32
-    var avcC: [UInt8]
-    var sampleAspectRatio: SampleAspectRatio?
-    /// Decode-time ticks before the first presented picture (an edit skips them, so the first
-    /// picture shows at time 0 also when B-frames make decoding start earlier).
-    var leadingTicks: Int64 = 0
-    /// Where the last picture stops showing, in decode-time ticks: one frame interval after the
-    /// latest presentation time.
+    /// The media time, in the fragments' decode-time ticks, that the movie shows at its time 0.
+    /// Positive: an edit skips the media before it (a B-frame decode lead, an audio encoder's
+    /// priming); negative: the track starts that much later, after an empty edit.
+    var presentationStart: Int64 = 0
+    /// The first sample's decode time in the fragments; a complete sample table starts it at 0.
+    var firstDecodeTime: Int64 = 0
+    /// Where the track stops playing, in the fragments' decode-time ticks: for pictures one
+    /// frame interval after the latest presentation time; for sound the end of its last packet.
     var presentationEnd: Int64 = 0
     var samples: [MP4Sample] = []
     var chunks: [MP4Chunk] = []
 
     /// Sum of the sample durations: the media's length from its first decode time. As other
-    /// muxers do, the last sample lasts one frame interval, so a constant-rate recording has
+    /// muxers do, the last picture lasts one frame interval, so a constant-rate recording has
     /// one sample duration throughout; with B-frames the edit below reaches past the media's
     /// end by the decode lead, which players show as the last picture held.
     var mediaDuration: UInt64 { samples.reduce(0) { $0 + UInt64($1.duration) } }
-    /// What plays: from the first picture's presentation time to the last one's end.
-    var presentationDuration: UInt64 { UInt64(max(0, presentationEnd - leadingTicks)) }
+
+    /// The edit list in media ticks: an empty stretch of the movie before the media starts
+    /// (0 for none), then the media time shown first and for how long. `fragmented`: the
+    /// fragments' decode times, and a length not known yet; otherwise the complete sample
+    /// table's, which start at 0.
+    func edit(fragmented: Bool) -> (empty: Int64, mediaTime: Int64, length: Int64) {
+        let start = presentationStart - (fragmented ? 0 : firstDecodeTime)
+        let length = fragmented ? 0 : max(0, presentationEnd - max(presentationStart, firstDecodeTime))
+        return (max(0, -start), max(0, start), length)
+    }
 }
 
 /// The boxes of an MP4 file (ISO/IEC 14496-12 and -14, avcC from 14496-15) that vtrecord writes:
 /// `ftyp`; a `moov` for fragments (empty sample tables, `mvex`) or a complete one; a `moof` with
-/// one track fragment. Only what one H.264 track needs.
+/// a track fragment per track. Only what one H.264 track and one sound track need.
 enum MP4Boxes {
     /// Brands: ISO base media with fragments (iso6), AVC, and MP4 version 1 for older readers.
     static func fileType() -> [UInt8] {
@@ -77,32 +107,40 @@ enum MP4Boxes {
         return w.bytes
     }
 
-    /// A `moov`. `fragmented`: the sample tables are empty and `mvex` announces fragments;
-    /// otherwise the tables list every sample and chunk.
-    static func movie(_ track: MP4Track, metadata: ContainerMetadata, fragmented: Bool) -> [UInt8] {
-        var w = BoxWriter(reservingCapacity: 1024 + track.samples.count * 12)
+    /// A `moov` for `tracks`, the pictures first: the movie's timescale is theirs.
+    /// `fragmented`: the sample tables are empty and `mvex` announces fragments; otherwise the
+    /// tables list every sample and chunk.
+    static func movie(_ tracks: [MP4Track], metadata: ContainerMetadata, fragmented: Bool) -> [UInt8] {
+        precondition(!tracks.isEmpty, "a movie has a track")
+        let timescale = tracks[0].timescale
+        var w = BoxWriter(reservingCapacity: 1024 + tracks.reduce(0) { $0 + $1.samples.count * 12 })
         let created = metadata.creationTime.map(macTime) ?? 0
-        let duration = fragmented ? 0 : track.presentationDuration
+        let edits = tracks.map { MovieEdit($0, movieTimescale: timescale, fragmented: fragmented) }
+        let duration = edits.map(\.trackDuration).max() ?? 0
         w.box("moov") { w in
             let wide = created > UInt64(UInt32.max) || duration > UInt64(UInt32.max)
             w.fullBox("mvhd", version: wide ? 1 : 0) { w in
                 w.times(created, wide: wide)
-                w.u32(track.timescale)
+                w.u32(timescale)
                 w.sized(duration, wide: wide)
                 w.u32(0x0001_0000)  // rate 1.0
                 w.u16(0x0100)  // volume 1.0
                 w.zeros(10)
                 w.unityMatrix()
                 w.zeros(24)
-                w.u32(2)  // next track ID
+                w.u32((tracks.map(\.id).max() ?? 0) + 1)  // next track ID
             }
-            w.box("trak") { w in trackBox(&w, track, created: created, duration: duration, fragmented: fragmented) }
+            for (track, edit) in zip(tracks, edits) {
+                w.box("trak") { w in trackBox(&w, track, edit: edit, created: created, fragmented: fragmented) }
+            }
             if fragmented {
                 w.box("mvex") { w in
-                    w.fullBox("trex") { w in
-                        w.u32(1)  // track ID
-                        w.u32(1)  // sample description index
-                        w.zeros(12)  // default duration, size, flags: each fragment gives its own
+                    for track in tracks {
+                        w.fullBox("trex") { w in
+                            w.u32(track.id)
+                            w.u32(1)  // sample description index
+                            w.zeros(12)  // default duration, size, flags: each fragment gives its own
+                        }
                     }
                 }
             }
@@ -111,40 +149,81 @@ enum MP4Boxes {
         return w.bytes
     }
 
-    private static func trackBox(_ w: inout BoxWriter, _ track: MP4Track, created: UInt64, duration: UInt64,
+    /// A track's edit list in the movie's timescale, and the track's length there.
+    private struct MovieEdit {
+        /// Movie ticks before the track starts (an empty edit); 0 for none.
+        var empty: UInt64
+        /// The media time shown first, in the track's ticks, and for how many movie ticks.
+        var mediaTime: Int64
+        var length: UInt64
+        /// The track's length in the movie (`tkhd`): 0 in a fragmented one, whose length is
+        /// not known yet.
+        var trackDuration: UInt64
+
+        init(_ track: MP4Track, movieTimescale: UInt32, fragmented: Bool) {
+            let edit = track.edit(fragmented: fragmented)
+            let movieTicks = { (ticks: Int64) in
+                UInt64(MediaTime(value: ticks, timescale: Int32(track.timescale)).converted(to: Int32(movieTimescale)).value)
+            }
+            empty = movieTicks(edit.empty)
+            mediaTime = edit.mediaTime
+            length = movieTicks(edit.length)
+            trackDuration = fragmented ? 0 : empty + length
+        }
+
+        /// Nothing to edit: the media's time 0 shows at the movie's.
+        var isIdentity: Bool { empty == 0 && mediaTime == 0 }
+    }
+
+    private static func trackBox(_ w: inout BoxWriter, _ track: MP4Track, edit: MovieEdit, created: UInt64,
                                  fragmented: Bool) {
+        let duration = edit.trackDuration
         let wide = created > UInt64(UInt32.max) || duration > UInt64(UInt32.max)
         w.fullBox("tkhd", version: wide ? 1 : 0, flags: 3) { w in  // enabled, in the movie
             w.times(created, wide: wide)
-            w.u32(1)  // track ID
+            w.u32(track.id)
             w.u32(0)
             w.sized(duration, wide: wide)
             w.zeros(8)
             w.u16(0)  // layer
             w.u16(0)  // alternate group
-            w.u16(0)  // volume: video has none
-            w.u16(0)
-            w.unityMatrix()
-            let displayWidth = track.sampleAspectRatio.map { track.width * $0.width / max($0.height, 1) } ?? track.width
-            w.u32(UInt32(displayWidth) << 16)
-            w.u32(UInt32(track.height) << 16)
+            switch track.media {
+            case let .video(width, height, _, sampleAspectRatio):
+                w.u16(0)  // volume: video has none
+                w.u16(0)
+                w.unityMatrix()
+                let displayWidth = sampleAspectRatio.map { width * $0.width / max($0.height, 1) } ?? width
+                w.u32(UInt32(displayWidth) << 16)
+                w.u32(UInt32(height) << 16)
+            case .sound:
+                w.u16(0x0100)  // volume 1.0
+                w.u16(0)
+                w.unityMatrix()
+                w.zeros(8)  // no picture
+            }
         }
-        if track.leadingTicks > 0 {
-            // Skip the decode-time lead: the first picture shows at 0. In a fragmented file the
-            // length is not known yet; 0 stands for "to the end of the media".
+        if !edit.isIdentity {
+            // In a fragmented file the length is not known yet; 0 stands for "to the end of the
+            // media".
             w.box("edts") { w in
-                let wideEdit = duration > UInt64(UInt32.max)
+                let wideEdit = edit.empty > UInt64(Int32.max) || edit.length > UInt64(UInt32.max)
+                    || edit.mediaTime > Int64(Int32.max)
+                var entries: [(duration: UInt64, mediaTime: Int64)] = []
+                if edit.empty > 0 { entries.append((edit.empty, -1)) }  // -1: nothing shows
+                entries.append((edit.length, edit.mediaTime))
                 w.fullBox("elst", version: wideEdit ? 1 : 0) { w in
-                    w.u32(1)
-                    if wideEdit {
-                        w.u64(duration)
-                        w.u64(UInt64(track.leadingTicks))
-                    } else {
-                        w.u32(UInt32(duration))
-                        w.u32(UInt32(track.leadingTicks))
+                    w.u32(UInt32(entries.count))
+                    for entry in entries {
+                        if wideEdit {
+                            w.u64(entry.duration)
+                            w.u64(UInt64(bitPattern: entry.mediaTime))
+                        } else {
+                            w.u32(UInt32(entry.duration))
+                            w.i32(Int32(entry.mediaTime))
+                        }
+                        w.u16(1)  // media rate 1.0
+                        w.u16(0)
                     }
-                    w.u16(1)  // media rate 1.0
-                    w.u16(0)
                 }
             }
         }
@@ -158,14 +237,19 @@ enum MP4Boxes {
                 w.u16(0x55C4)  // language "und"
                 w.u16(0)
             }
+            let isVideo = if case .video = track.media { true } else { false }
             w.fullBox("hdlr") { w in
                 w.u32(0)
-                w.fourCC("vide")
+                w.fourCC(isVideo ? "vide" : "soun")
                 w.zeros(12)
-                w.cString("VideoHandler")
+                w.cString(isVideo ? "VideoHandler" : "SoundHandler")
             }
             w.box("minf") { w in
-                w.fullBox("vmhd", flags: 1) { w in w.zeros(8) }
+                if isVideo {
+                    w.fullBox("vmhd", flags: 1) { w in w.zeros(8) }
+                } else {
+                    w.fullBox("smhd") { w in w.zeros(4) }  // balance: centre
+                }
                 w.box("dinf") { w in
                     w.fullBox("dref") { w in
                         w.u32(1)
@@ -180,27 +264,7 @@ enum MP4Boxes {
     private static func sampleTable(_ w: inout BoxWriter, _ track: MP4Track) {
         w.fullBox("stsd") { w in
             w.u32(1)
-            w.box("avc1") { w in
-                w.zeros(6)
-                w.u16(1)  // data reference index
-                w.zeros(16)
-                w.u16(UInt16(track.width))
-                w.u16(UInt16(track.height))
-                w.u32(0x0048_0000)  // 72 dpi
-                w.u32(0x0048_0000)
-                w.u32(0)
-                w.u16(1)  // frames per sample
-                w.zeros(32)  // compressor name
-                w.u16(0x0018)  // depth
-                w.u16(0xFFFF)  // pre_defined -1
-                w.box("avcC") { w in w.append(track.avcC) }
-                if let sar = track.sampleAspectRatio, sar.width != sar.height {
-                    w.box("pasp") { w in
-                        w.u32(UInt32(sar.width))
-                        w.u32(UInt32(sar.height))
-                    }
-                }
-            }
+            sampleEntry(&w, track.media)
         }
         let samples = track.samples
         w.fullBox("stts") { w in w.runLengthTable(samples.map(\.duration)) }
@@ -271,31 +335,46 @@ enum MP4Boxes {
         }
     }
 
-    /// A `moof` for `samples` of track 1, starting at `baseDecodeTime`, whose data follows in an
-    /// `mdat` right after it (with an 8-byte header).
-    static func fragment(sequence: UInt32, baseDecodeTime: UInt64, samples: [MP4Sample]) -> [UInt8] {
-        var w = BoxWriter(reservingCapacity: 128 + samples.count * 16)
-        var dataOffsetField = 0
+    /// A `moof` with a track fragment for each of `runs`, whose data follows in an `mdat` right
+    /// after it (with an 8-byte header), each run's at its `dataOffset` in that payload.
+    static func fragment(sequence: UInt32, runs: [MP4TrackRun]) -> [UInt8] {
+        var w = BoxWriter(reservingCapacity: 128 + runs.reduce(0) { $0 + 64 + $1.samples.count * 16 })
+        var dataOffsetFields: [Int] = []
         w.box("moof") { w in
             w.fullBox("mfhd") { w in w.u32(sequence) }
-            w.box("traf") { w in
-                w.fullBox("tfhd", flags: 0x02_0000) { w in w.u32(1) }  // offsets from the moof
-                w.fullBox("tfdt", version: 1) { w in w.u64(baseDecodeTime) }
-                // data offset, and per sample: duration, size, flags, composition offset
-                w.fullBox("trun", flags: 0x00_0001 | 0x00_0100 | 0x00_0200 | 0x00_0400 | 0x00_0800) { w in
-                    w.u32(UInt32(samples.count))
-                    dataOffsetField = w.count
-                    w.u32(0)
-                    for sample in samples {
-                        w.u32(sample.duration)
-                        w.u32(sample.size)
-                        w.u32(sample.flags)
-                        w.u32(sample.compositionOffset)
+            for run in runs {
+                w.box("traf") { w in
+                    if run.allSync {
+                        // Offsets from the moof; every sample's flags once, in the header.
+                        w.fullBox("tfhd", flags: 0x02_0000 | 0x00_0020) { w in
+                            w.u32(run.trackID)
+                            w.u32(MP4Sample(size: 0, duration: 0, compositionOffset: 0, isKeyFrame: true).flags)
+                        }
+                    } else {
+                        w.fullBox("tfhd", flags: 0x02_0000) { w in w.u32(run.trackID) }  // offsets from the moof
+                    }
+                    w.fullBox("tfdt", version: 1) { w in w.u64(run.baseDecodeTime) }
+                    // data offset, and per sample: duration, size (and flags, composition offset)
+                    let perSample: UInt32 = run.allSync ? 0x00_0100 | 0x00_0200 : 0x00_0100 | 0x00_0200 | 0x00_0400 | 0x00_0800
+                    w.fullBox("trun", flags: 0x00_0001 | perSample) { w in
+                        w.u32(UInt32(run.samples.count))
+                        dataOffsetFields.append(w.count)
+                        w.u32(0)
+                        for sample in run.samples {
+                            w.u32(sample.duration)
+                            w.u32(sample.size)
+                            if !run.allSync {
+                                w.u32(sample.flags)
+                                w.u32(sample.compositionOffset)
+                            }
+                        }
                     }
                 }
             }
         }
-        w.patch(u32: UInt32(w.count + 8), at: dataOffsetField)
+        for (run, field) in zip(runs, dataOffsetFields) {
+            w.patch(u32: UInt32(w.count + 8 + run.dataOffset), at: field)
+        }
         return w.bytes
     }
 

@@ -21,6 +21,13 @@ import VTH264
 /// Times: each frame's decode and presentation time, converted to the track's timescale;
 /// decode times start at 0, and an edit list skips the decode lead of B-frames so the first
 /// picture shows at 0. The last picture lasts one nominal frame interval.
+///
+/// Sound, when the writer is opened with it, is a second track (`MP4SoundTrack`) timed in
+/// samples: each fragment carries the packets written since the one before, after the
+/// pictures in its `mdat`. Its edit list shows the recording's sound at the same movie time as
+/// the pictures of the same instant: an encoder's priming is skipped, sound that starts late
+/// begins with an empty edit. The first fragment holds the file's header, which says where
+/// the sound starts, so it waits (a few seconds at most) for the sound to reach the pictures.
 public final class MP4Writer: MediaOutput {
     public struct Options: Sendable {
         /// The nominal frame rate: the last frame's duration, and the timescale when the
@@ -33,15 +40,18 @@ public final class MP4Writer: MediaOutput {
         /// Leave the file fragmented at a clean end.
         public var keepFragmented: Bool
         public var metadata: ContainerMetadata
+        /// The sound track: AAC or Opus (PCM is refused when the writer opens).
+        public var audio: AudioFormatDescription?
 
         public init(frameRate: FrameRate, timescale: Int32, fragmentDuration: Double = 1,
-                    keepFragmented: Bool = false, metadata: ContainerMetadata) {
+                    keepFragmented: Bool = false, metadata: ContainerMetadata, audio: AudioFormatDescription? = nil) {
             precondition(fragmentDuration > 0, "a fragment lasts some time")
             self.frameRate = frameRate
             self.timescale = timescale
             self.fragmentDuration = fragmentDuration
             self.keepFragmented = keepFragmented
             self.metadata = metadata
+            self.audio = audio
         }
 
         /// A timescale in which every frame interval of `rate` is a whole number of ticks:
@@ -62,8 +72,11 @@ public final class MP4Writer: MediaOutput {
     private let options: Options
     private var metadata: ContainerMetadata
     private var parameterSets = TrackParameterSets()
-    /// The track as written so far (fragments already in the file).
+    /// The video track as written so far (fragments already in the file); made at the first
+    /// frame.
     private var track: MP4Track?
+    /// The sound track; nil for a recording without sound.
+    private var sound: MP4SoundTrack?
     /// Where the fragmented `moov` starts; nil until the first fragment is written.
     private var fragmentedMovieOffset: Int64?
     private var pending: [PendingSample] = []
@@ -76,6 +89,10 @@ public final class MP4Writer: MediaOutput {
     private var lastPresentationTime: Int64 = .min
     private let fragmentTicks: Int64
     private let frameTicks: Int64
+    /// How long the first fragment waits for the sound to reach the pictures, in ticks: long
+    /// enough for a sound that starts a few seconds late, short enough that a sound that never
+    /// comes keeps the pictures out of the file only that long.
+    private let soundWaitTicks: Int64
 
     private struct PendingSample {
         var decodeTime: Int64
@@ -84,14 +101,24 @@ public final class MP4Writer: MediaOutput {
         var isKeyFrame: Bool
     }
 
-    /// Opens `path` ("-" for standard output); see `OutputFile` for what is refused.
+    /// Opens `path` ("-" for standard output); see `OutputFile` for what is refused. Sound
+    /// that an MP4 here cannot carry (PCM, or setup bytes that do not describe the stream) is
+    /// refused as a muxer error before the file is made.
     public init(path: String, overwrite: Bool, options: Options) throws(OutputError) {
         self.options = options
         metadata = options.metadata
-        file = try OutputFile(path: path, overwrite: overwrite)
-        file.unitName = "fragment"
+        if let audio = options.audio {
+            do {
+                sound = try MP4SoundTrack(audio)
+            } catch {
+                throw .muxer(path: path, reason: error.reason)
+            }
+        }
         fragmentTicks = max(1, MediaTime(seconds: options.fragmentDuration, timescale: options.timescale).value)
         frameTicks = max(1, options.frameRate.frameDuration.ticks(since: .zero, timescale: options.timescale))
+        soundWaitTicks = max(fragmentTicks, MediaTime(seconds: 5, timescale: options.timescale).value)
+        file = try OutputFile(path: path, overwrite: overwrite)
+        file.unitName = "fragment"
     }
 
     public var path: String { file.path }
@@ -107,26 +134,34 @@ public final class MP4Writer: MediaOutput {
         try parameterSets.update(format, fixed: track != nil || !pending.isEmpty, container: "an MP4")
     }
 
+    /// Takes a packet for the next fragment; one that ends before the first picture is held
+    /// back (see `MP4SoundTrack`). Nothing is written until the next fragment is cut.
     public func writeAudio(_ packet: EncodedAudioPacket) throws(OutputError) {
-        preconditionFailure("sound written to an output opened without a sound track")
+        guard sound != nil else { preconditionFailure("sound written to an output opened without a sound track") }
+        sound?.take(packet)
     }
 
     public func write(_ frame: EncodedFrame) throws(OutputError) {
         guard parameterSets.format != nil else { preconditionFailure("a frame written before its header") }
         var decode = frame.dts.converted(to: options.timescale).value
         var presentation = frame.pts.converted(to: options.timescale).value
-        if firstDecodeTicks == nil {
-            firstDecodeTicks = decode
-            if metadata.creationTime == nil { metadata.creationTime = Date() }
-        }
         let base = firstDecodeTicks ?? decode
         decode -= base
         presentation -= base
         // Ticks coarser than the source's clock could make two decode times equal.
         decode = max(decode, lastDecodeTime + 1)
         presentation = max(presentation, decode)
+        if firstDecodeTicks == nil, let format = parameterSets.trackFormat {
+            firstDecodeTicks = base
+            if metadata.creationTime == nil { metadata.creationTime = Date() }
+            track = MP4Track(id: 1, media: .video(width: format.width, height: format.height, avcC: parameterSets.avcC,
+                                                  sampleAspectRatio: parameterSets.sampleAspectRatio),
+                             timescale: UInt32(options.timescale), presentationStart: presentation)
+            sound?.picturesStart(at: frame.pts)
+        }
         if let first = pending.first,
-           frame.isKeyFrame || decode - first.decodeTime >= fragmentTicks {
+           frame.isKeyFrame || decode - first.decodeTime >= fragmentTicks,
+           !waitsForSound(since: first.decodeTime, at: decode) {
             try writeFragment(endingAt: decode)
         }
         var size = frame.data.count
@@ -143,62 +178,80 @@ public final class MP4Writer: MediaOutput {
 
     public func finish(keepEmpty: Bool) throws(OutputError) {
         if !keepEmpty && unusedFile != nil && file.removeIfUnused() { return }
-        if !pending.isEmpty { try writeFragment(endingAt: lastDecodeTime + frameTicks) }
+        if hasPending { try writeFragment(endingAt: lastDecodeTime + frameTicks) }
         if canFinalize, fragmentedMovieOffset != nil { try finalize() }
         try file.close()
     }
 
     public func abandon() {
-        // The frames waiting for their fragment are written if the medium still takes them;
-        // what was written stays a fragmented MP4 that plays.
-        if !pending.isEmpty { try? writeFragment(endingAt: lastDecodeTime + frameTicks) }
+        // The frames and sound waiting for their fragment are written if the medium still takes
+        // them; what was written stays a fragmented MP4 that plays.
+        if hasPending { try? writeFragment(endingAt: lastDecodeTime + frameTicks) }
         if !file.removeIfUnused() { try? file.close() }
     }
 
-    /// Writes the waiting samples as one fragment (with the file's header first, for the
-    /// first); the last sample lasts until `end`, the next fragment's first decode time.
+    private var hasPending: Bool { !pending.isEmpty || sound?.pending.isEmpty == false }
+
+    /// Whether the first fragment, due by the video's rules, keeps waiting for the sound to
+    /// reach the pictures: its header says where the sound starts.
+    private func waitsForSound(since start: Int64, at decode: Int64) -> Bool {
+        fragmentedMovieOffset == nil && sound?.hasStarted == false && decode - start < soundWaitTicks
+    }
+
+    /// Writes the waiting samples of both tracks as one fragment (with the file's header first,
+    /// for the first), the pictures' data before the sound's in its `mdat`; the last picture
+    /// lasts until `end`, the next fragment's first decode time.
     private func writeFragment(endingAt end: Int64) throws(OutputError) {
-        guard let format = parameterSets.trackFormat, let firstPresentation = pending.first?.presentationTime else { return }
-        var samples: [MP4Sample] = []
-        samples.reserveCapacity(pending.count)
-        for (index, sample) in pending.enumerated() {
-            let next = index + 1 < pending.count ? pending[index + 1].decodeTime : max(end, sample.decodeTime + 1)
-            samples.append(MP4Sample(size: UInt32(sample.size), duration: UInt32(next - sample.decodeTime),
-                                     compositionOffset: UInt32(sample.presentationTime - sample.decodeTime),
-                                     isKeyFrame: sample.isKeyFrame))
+        // Taken out while it grows, so its sample table is appended to in place, not copied.
+        guard var track = self.track.take() else { return }
+        defer { self.track = track }
+        var video: MP4TrackRun?
+        if !pending.isEmpty {
+            var samples: [MP4Sample] = []
+            samples.reserveCapacity(pending.count)
+            for (index, sample) in pending.enumerated() {
+                let next = index + 1 < pending.count ? pending[index + 1].decodeTime : max(end, sample.decodeTime + 1)
+                samples.append(MP4Sample(size: UInt32(sample.size), duration: UInt32(next - sample.decodeTime),
+                                         compositionOffset: UInt32(sample.presentationTime - sample.decodeTime),
+                                         isKeyFrame: sample.isKeyFrame))
+            }
+            video = MP4TrackRun(trackID: track.id, baseDecodeTime: UInt64(pending[0].decodeTime), samples: samples,
+                                allSync: false, dataOffset: 0)
         }
+        if fragmentedMovieOffset == nil { sound?.describe() }
+        let audio = sound?.run(dataOffset: pendingData.count)
+        let runs = [video, audio].compactMap { $0 }
+        guard !runs.isEmpty else { return }
         var bytes: [UInt8] = []
         var movieOffset: Int64?
-        // Taken out while it grows, so its sample table is appended to in place, not copied.
-        var track = self.track.take() ?? MP4Track(
-            width: format.width, height: format.height, timescale: UInt32(options.timescale), avcC: parameterSets.avcC,
-            sampleAspectRatio: parameterSets.sampleAspectRatio, leadingTicks: firstPresentation)
-        defer { self.track = track }
         if fragmentedMovieOffset == nil {
             bytes = MP4Boxes.fileType()
             movieOffset = file.endOffset + Int64(bytes.count)
-            bytes += MP4Boxes.movie(track, metadata: metadata, fragmented: true)
+            bytes += MP4Boxes.movie([track] + [sound?.track].compactMap { $0 }, metadata: metadata, fragmented: true)
         }
-        let moof = MP4Boxes.fragment(sequence: sequence + 1, baseDecodeTime: UInt64(pending[0].decodeTime),
-                                     samples: samples)
-        bytes += moof
+        bytes += MP4Boxes.fragment(sequence: sequence + 1, runs: runs)
+        let soundBytes = sound?.pendingData.count ?? 0
         var mdatHeader = BoxWriter()
-        mdatHeader.u32(UInt32(8 + pendingData.count))
+        mdatHeader.u32(UInt32(8 + pendingData.count + soundBytes))
         mdatHeader.fourCC("mdat")
         bytes += mdatHeader.bytes
         let dataOffset = file.endOffset + Int64(bytes.count)
         bytes += pendingData
+        if soundBytes > 0, let soundData = sound?.pendingData { bytes += soundData }
         try file.append(bytes)
         file.startWriteback(ofLast: Int64(bytes.count))
 
         if let movieOffset { fragmentedMovieOffset = movieOffset }
         sequence += 1
-        track.samples += samples
-        track.presentationEnd = lastPresentationTime + frameTicks
-        track.chunks.append(MP4Chunk(offset: dataOffset, sampleCount: samples.count))
+        if let video {
+            track.samples += video.samples
+            track.presentationEnd = lastPresentationTime + frameTicks
+            track.chunks.append(MP4Chunk(offset: dataOffset, sampleCount: video.samples.count))
+            statistics.frames += video.samples.count
+            statistics.keyFrames += video.samples.count { $0.isKeyFrame }
+        }
+        if let audio { sound?.written(audio, at: dataOffset + Int64(pendingData.count)) }
         statistics.bytes = file.endOffset
-        statistics.frames += samples.count
-        statistics.keyFrames += samples.count { $0.isKeyFrame }
         pending.removeAll(keepingCapacity: true)
         pendingData.removeAll(keepingCapacity: true)
     }
@@ -207,7 +260,9 @@ public final class MP4Writer: MediaOutput {
     /// inside one `mdat` that starts where the fragmented `moov` did.
     private func finalize() throws(OutputError) {
         guard let track, let start = fragmentedMovieOffset else { return }
-        let movie = MP4Boxes.movie(track, metadata: metadata, fragmented: false)
+        // A sound track that never reached the pictures has nothing to list.
+        let soundTrack = sound?.track.flatMap { $0.samples.isEmpty ? nil : $0 }
+        let movie = MP4Boxes.movie([track] + [soundTrack].compactMap { $0 }, metadata: metadata, fragmented: false)
         let movieOffset = file.endOffset
         try file.append(movie)
         try file.synchronize()
