@@ -79,8 +79,13 @@ public struct SampleTables {
     public var editMediaTime: UInt32?
     public var timescale: UInt32 = 0
 
+    /// The tables of a movie's first track.
     public init(movie: Box) throws {
-        let trak = try need(movie.find("trak"))
+        try self.init(track: need(movie.find("trak")))
+    }
+
+    /// The tables of one `trak`.
+    public init(track trak: Box) throws {
         timescale = try need(trak.find("mdia", "mdhd")).field(2)
         if let elst = trak.find("edts", "elst") { editMediaTime = elst.field(2) }
         let stbl = try need(trak.find("mdia", "minf", "stbl"))
@@ -138,6 +143,55 @@ extension Box {
     public static func samplesInCompleteFragments(_ top: [Box]) -> Int {
         zip(top, top.dropFirst()).reduce(0) { total, pair in
             guard pair.0.type == "moof", pair.1.type == "mdat", let run = pair.0.find("traf", "trun") else { return total }
+            return total + Int(run.field(0))
+        }
+    }
+}
+
+/// One entry of an edit list: a stretch of the movie (in its timescale) and the media time it
+/// starts at, -1 for an empty edit.
+public struct EditListEntry: Equatable, Sendable {
+    public var duration: UInt64
+    public var mediaTime: Int64
+
+    public init(duration: UInt64, mediaTime: Int64) {
+        self.duration = duration
+        self.mediaTime = mediaTime
+    }
+}
+
+extension Box {
+    /// The children of one type, in order: the `trak`s of a `moov`, the `traf`s of a `moof`.
+    public func children(_ type: String) -> [Box] { children().filter { $0.type == type } }
+
+    /// The `trak` of a `moov`, or the `traf` of a `moof`, of track `id`.
+    public func track(_ id: UInt32) -> Box? {
+        children("trak").first { $0.find("tkhd").map(\.trackID) == id }
+            ?? children("traf").first { $0.find("tfhd")?.field(0) == id }
+    }
+
+    /// A `tkhd`'s track ID (after its creation and modification times, 32 or 64 bits each).
+    public var trackID: UInt32 { field(version == 1 ? 4 : 2) }
+
+    /// The entries of a `trak`'s edit list; empty without one.
+    public var editList: [EditListEntry] {
+        guard let elst = find("edts", "elst") else { return [] }
+        let wide = elst.version == 1
+        var at = elst.offset + elst.headerSize + 8
+        return (0..<Int(elst.field(0))).map { _ in
+            defer { at += wide ? 20 : 12 }
+            if wide {
+                return EditListEntry(duration: Box.u64(elst.bytes, at), mediaTime: Int64(bitPattern: Box.u64(elst.bytes, at + 8)))
+            }
+            return EditListEntry(duration: UInt64(Box.u32(elst.bytes, at)),
+                                 mediaTime: Int64(Int32(bitPattern: Box.u32(elst.bytes, at + 4))))
+        }
+    }
+
+    /// Samples of track `id` in the complete fragments (a `moof` followed by its whole `mdat`).
+    public static func samplesInCompleteFragments(_ top: [Box], track id: UInt32) -> Int {
+        zip(top, top.dropFirst()).reduce(0) { total, pair in
+            guard pair.0.type == "moof", pair.1.type == "mdat", let run = pair.0.track(id)?.find("trun") else { return total }
             return total + Int(run.field(0))
         }
     }
