@@ -122,6 +122,19 @@ import Glibc
         let mvhd = try #require(movie.find("mvhd"))
         #expect(UInt64(mvhd.field(3)) == max((end * 90_000 + 24_000) / 48_000, 90 * 3000), "the longer track")
 
+        // Every packet in one roll-recovery group: a decoder starts one packet (AAC) or 80 ms
+        // (Opus: four 20 ms packets) early.
+        let stbl = try #require(trak.find("mdia", "minf", "stbl"))
+        let sgpd = try #require(stbl.find("sgpd"))
+        #expect(sgpd.version == 1 && sgpd.field(0) == 0x726F_6C6C && sgpd.field(1) == 2 && sgpd.field(2) == 1)
+        let rollAt = sgpd.offset + sgpd.headerSize + 16  // after version, flags, type, length, count
+        let roll = Int16(bitPattern: UInt16(sgpd.bytes[rollAt]) << 8 | UInt16(sgpd.bytes[rollAt + 1]))
+        #expect(roll == (codec == .aac ? -1 : -4))
+        let sbgp = try #require(stbl.find("sbgp"))
+        #expect(sbgp.field(0) == 0x726F_6C6C && sbgp.field(1) == 1)
+        #expect(sbgp.field(2) == UInt32(sound.packets.count) && sbgp.field(3) == 1)
+        #expect(try #require(movie.track(1)).find("mdia", "minf", "stbl", "sgpd") == nil, "no roll group for pictures")
+
         let entry = try Self.sampleEntry(trak)
         switch codec {
         case .aac:
@@ -265,6 +278,13 @@ import Glibc
         let fragments = top.filter { $0.type == "moof" }
         #expect(fragments.count == 6)
         #expect(fragments.allSatisfy { $0.track(1) != nil && $0.track(2) != nil }, "pictures and sound in each")
+        // Each fragment puts its own sound samples in the roll group the moov describes.
+        #expect(try #require(top[1].track(2)).find("mdia", "minf", "stbl", "sgpd") != nil)
+        #expect(fragments.allSatisfy { fragment in
+            guard let traf = fragment.track(2), let sbgp = traf.find("sbgp"), let trun = traf.find("trun") else { return false }
+            return sbgp.field(1) == 1 && sbgp.field(2) == trun.field(0) && sbgp.field(3) == 1
+        })
+        #expect(fragments.allSatisfy { $0.track(1)?.find("sbgp") == nil })
         // Sound decode times run on from fragment to fragment, from 0.
         let decodeTimes = fragments.compactMap { $0.track(2)?.find("tfdt") }.map { Box.u64($0.bytes, $0.offset + $0.headerSize + 4) }
         let counts = fragments.compactMap { $0.track(2)?.find("trun")?.field(0) }

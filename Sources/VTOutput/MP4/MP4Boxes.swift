@@ -23,18 +23,6 @@ struct MP4Chunk: Equatable {
     var sampleCount: Int
 }
 
-/// One track's samples in a fragment: what its `traf` says.
-struct MP4TrackRun {
-    var trackID: UInt32
-    var baseDecodeTime: UInt64
-    var samples: [MP4Sample]
-    /// Every sample is a sync sample shown at its decode time (sound): their flags are given
-    /// once and the run lists only durations and sizes.
-    var allSync: Bool
-    /// Where the run's data starts in the fragment's `mdat` payload.
-    var dataOffset: Int
-}
-
 /// What the file says about itself beyond the pictures: when it was made, by what, of what.
 public struct ContainerMetadata: Sendable, Equatable {
     /// The wall-clock time of the first frame.
@@ -307,6 +295,28 @@ enum MP4Boxes {
                 for chunk in track.chunks { w.u32(UInt32(chunk.offset)) }
             }
         }
+        if case .sound(let entry) = track.media {
+            // Every packet is in the one roll-recovery group; fragments say so for their own.
+            w.fullBox("sgpd", version: 1) { w in
+                w.fourCC("roll")
+                w.u32(2)  // default_length: one 16-bit roll_distance
+                w.u32(1)
+                w.u16(UInt16(bitPattern: entry.rollDistance))
+            }
+            rollGroupSamples(&w, count: samples.count)
+        }
+    }
+
+    /// A `sbgp` that puts `count` samples in group 1 of the track's `roll` descriptions.
+    static func rollGroupSamples(_ w: inout BoxWriter, count: Int) {
+        w.fullBox("sbgp") { w in
+            w.fourCC("roll")
+            w.u32(count > 0 ? 1 : 0)
+            if count > 0 {
+                w.u32(UInt32(count))
+                w.u32(1)  // group_description_index
+            }
+        }
     }
 
     /// iTunes-style metadata, which ffprobe, mediainfo and players show: the encoder (`©too`)
@@ -333,49 +343,6 @@ enum MP4Boxes {
                 }
             }
         }
-    }
-
-    /// A `moof` with a track fragment for each of `runs`, whose data follows in an `mdat` right
-    /// after it (with an 8-byte header), each run's at its `dataOffset` in that payload.
-    static func fragment(sequence: UInt32, runs: [MP4TrackRun]) -> [UInt8] {
-        var w = BoxWriter(reservingCapacity: 128 + runs.reduce(0) { $0 + 64 + $1.samples.count * 16 })
-        var dataOffsetFields: [Int] = []
-        w.box("moof") { w in
-            w.fullBox("mfhd") { w in w.u32(sequence) }
-            for run in runs {
-                w.box("traf") { w in
-                    if run.allSync {
-                        // Offsets from the moof; every sample's flags once, in the header.
-                        w.fullBox("tfhd", flags: 0x02_0000 | 0x00_0020) { w in
-                            w.u32(run.trackID)
-                            w.u32(MP4Sample(size: 0, duration: 0, compositionOffset: 0, isKeyFrame: true).flags)
-                        }
-                    } else {
-                        w.fullBox("tfhd", flags: 0x02_0000) { w in w.u32(run.trackID) }  // offsets from the moof
-                    }
-                    w.fullBox("tfdt", version: 1) { w in w.u64(run.baseDecodeTime) }
-                    // data offset, and per sample: duration, size (and flags, composition offset)
-                    let perSample: UInt32 = run.allSync ? 0x00_0100 | 0x00_0200 : 0x00_0100 | 0x00_0200 | 0x00_0400 | 0x00_0800
-                    w.fullBox("trun", flags: 0x00_0001 | perSample) { w in
-                        w.u32(UInt32(run.samples.count))
-                        dataOffsetFields.append(w.count)
-                        w.u32(0)
-                        for sample in run.samples {
-                            w.u32(sample.duration)
-                            w.u32(sample.size)
-                            if !run.allSync {
-                                w.u32(sample.flags)
-                                w.u32(sample.compositionOffset)
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        for (run, field) in zip(runs, dataOffsetFields) {
-            w.patch(u32: UInt32(w.count + 8 + run.dataOffset), at: field)
-        }
-        return w.bytes
     }
 
     /// Seconds since 1904-01-01 UTC, the epoch of ISO BMFF times.

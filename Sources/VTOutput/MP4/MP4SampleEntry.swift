@@ -52,6 +52,10 @@ struct MP4SoundSampleEntry: Equatable {
     let sampleRateField: UInt32
     /// The entry's configuration box: `esds` or `dOps`.
     let configuration: [UInt8]
+    /// How many packets before any packet a decoder must start at for that packet to come out
+    /// right (an AudioRollRecoveryEntry's roll_distance, negative): AAC overlaps each frame with
+    /// the one before; Opus needs 80 ms.
+    let rollDistance: Int16
 
     init(_ format: AudioFormatDescription) throws(Refusal) {
         self.format = format
@@ -66,6 +70,7 @@ struct MP4SoundSampleEntry: Equatable {
             channelCount = format.channels
             sampleRateField = format.sampleRate <= 0xFFFF ? UInt32(format.sampleRate) << 16 : 0
             configuration = Self.elementaryStreamDescriptor(format)
+            rollDistance = -1
         case .opus:
             guard format.sampleRate == 48_000 else {
                 throw Refusal(reason: "Opus in an MP4 is timed at 48000 Hz; the sound is at \(format.sampleRate) Hz")
@@ -75,6 +80,8 @@ struct MP4SoundSampleEntry: Equatable {
             channelCount = head.channels
             sampleRateField = 48_000 << 16
             configuration = head.opusSpecificBox()
+            let preRoll = 3840  // 80 ms at 48 kHz
+            rollDistance = Int16(clamping: -((preRoll + format.samplesPerPacket - 1) / format.samplesPerPacket))
         case .pcm:
             throw Refusal(reason: "PCM sound cannot be stored in an MP4 here: record it as AAC or Opus, "
                           + "or into Matroska (.mkv)")

@@ -99,7 +99,7 @@ struct MP4SoundTrack {
                                      isKeyFrame: true))
         }
         return MP4TrackRun(trackID: Self.trackID, baseDecodeTime: UInt64(first.decodeTime), samples: samples,
-                           allSync: true, dataOffset: dataOffset)
+                           allSync: true, dataOffset: dataOffset, rollGroup: true)
     }
 
     /// `run` is in the file, its data at `offset`: it joins the track, and no packet waits.
