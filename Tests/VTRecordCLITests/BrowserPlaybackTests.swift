@@ -8,7 +8,8 @@ import Glibc
 
 /// A real browser plays what vtrecord writes: headless Chromium, a finalized MP4 as a plain
 /// file and a fragmented one through Media Source Extensions, each to its end, reporting its
-/// duration and the frames it decoded to a loopback server (Tests/Browser).
+/// duration and the frames it decoded to a loopback server (Tests/Browser); with sound, MP4
+/// (AAC and Opus, plain and through MSE) and Matroska with Opus, the sound decoded too.
 @Suite(.serialized) struct BrowserPlaybackTests {
     static let frames = 60
 
@@ -16,6 +17,7 @@ import Glibc
         var event: String
         var duration: Double?
         var totalVideoFrames: Int?
+        var audioDecodedBytes: Int?
         var error: String?
     }
 
@@ -48,8 +50,14 @@ import Glibc
         return try JSONDecoder().decode(Report.self, from: Data(line.utf8))
     }
 
-    static func check(_ report: Report, _ what: String) {
+    /// `soundBytes`: the bytes of the file's sound packets, which Chromium must have decoded
+    /// (nearly) all of.
+    static func check(_ report: Report, _ what: String, soundBytes: Int? = nil) {
         print("chromium, \(what): \(report)")
+        if let soundBytes {
+            #expect(Double(report.audioDecodedBytes ?? 0) >= 0.9 * Double(soundBytes),
+                    "\(what): \(report.audioDecodedBytes ?? -1) of \(soundBytes) bytes of sound decoded")
+        }
         #expect(report.event == "ended", "\(what): \(report)")
         #expect(report.error == nil, "\(what): \(report)")
         #expect(abs((report.duration ?? 0) - Double(frames) / 30) <= 1.0 / 30, "\(what): duration \(report.duration ?? -1)")
@@ -73,5 +81,28 @@ import Glibc
         let type = "video/mp4; codecs=\"\(try Self.codecs(path))\""
         let query = "mode=mse&type=" + (type.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? type)
         Self.check(try Self.play(dir, file: "frag.mp4", query: query), "fragmented MP4 through MSE")
+    }
+
+    /// Both tracks play to the end: a finalized MP4 with AAC and with Opus, Matroska with Opus,
+    /// and a fragmented MP4 with AAC through Media Source Extensions.
+    @Test(arguments: [("aac", "mp4", "file"), ("opus", "mp4", "file"), ("opus", "mkv", "file"), ("aac", "mp4", "mse")])
+    func chromiumPlaysBothTracks(codec: String, container: String, mode: String) throws {
+        let dir = try TemporaryDirectory()
+        let name = "sound-\(codec)-\(mode).\(container)"
+        let path = dir.path(name)
+        let r = try Tools.vtrecord(["--test-pattern", "--size", "320x240", "--frames", "\(Self.frames)", "--audio", "test",
+                                    "--audio-codec", codec, "--speed", "veryfast", "--keyint", "30", "--quiet", "-o", path]
+                                   + (mode == "mse" ? ["--mp4-fragmented"] : []))
+        try #require(r.status == 0, "\(r.stderr)")
+        var query = "mode=\(mode)"
+        if mode == "mse" {
+            let type = "video/mp4; codecs=\"\(try Self.codecs(path)), mp4a.40.2\""
+            query += "&type=" + (type.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? type)
+        }
+        let packets = try Tools.ffprobe(path, ["-select_streams", "a", "-show_entries", "packet=size", "-show_packets"])
+        let soundBytes = (packets["packets"] as? [[String: Any]] ?? []).compactMap { ($0["size"] as? String).flatMap(Int.init) }
+            .reduce(0, +)
+        try #require(soundBytes > 1000, "\(soundBytes) bytes of sound in \(name)")
+        Self.check(try Self.play(dir, file: name, query: query), "\(container) with \(codec), \(mode)", soundBytes: soundBytes)
     }
 }
