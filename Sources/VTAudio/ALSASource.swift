@@ -37,6 +37,8 @@ public final class ALSASource: AudioSource, @unchecked Sendable {
     private var pcm: OpaquePointer?
     private var status: OpaquePointer?
     private var started = false
+    /// An overrun or a reopening lost samples: the next chunk says so.
+    private var samplesLost = false
 
     /// Opens `device` (see `resolve`) for capture at `sampleRate` (default 48000 where the
     /// device offers it, else its own) and `channels` (default 2 where offered, else 1).
@@ -102,6 +104,7 @@ public final class ALSASource: AudioSource, @unchecked Sendable {
             throw error
         }
         pcm = handle
+        samplesLost = true
         counters.withLock { $0.reconnects += 1 }
     }
 
@@ -141,7 +144,8 @@ public final class ALSASource: AudioSource, @unchecked Sendable {
             if read < frames { data.removeLast((frames - Int(read)) * format.bytesPerFrame) }
             let now = Int64(stamp.tv_sec) * 1_000_000_000 + Int64(stamp.tv_nsec)
             let taken = now - Int64(waiting) * 1_000_000_000 / Int64(format.sampleRate)
-            return AudioChunk(data: data, frames: Int(read), time: taken)
+            defer { samplesLost = false }
+            return AudioChunk(data: data, frames: Int(read), time: taken, followsLoss: samplesLost)
         }
         return nil
     }
@@ -181,6 +185,7 @@ public final class ALSASource: AudioSource, @unchecked Sendable {
             return true
         case EPIPE, ESTRPIPE:
             if code == -Int(EPIPE) { counters.withLock { $0.overruns += 1 } }
+            samplesLost = true
             let status = snd_pcm_recover(pcm, Int32(code), 1)
             guard status >= 0 else { throw Self.failure(status, Self.text(status), pcmName) }
             try Self.check(pcmName, "start", snd_pcm_start(pcm)) { code, text in Self.failure(code, text, pcmName) }

@@ -16,8 +16,8 @@ import VTFFmpeg
 ///   taken away over `correctionSeconds`, and its running sum (over `integralSeconds`) learns
 ///   the clocks' steady rate difference, so a constant drift leaves no constant lag; never
 ///   faster than `maximumCorrection`, so the pitch change is inaudible and there are no jumps;
-/// - a large one (more than `jumpThreshold`: an overrun, a stall, a device that went away and
-///   came back) is a gap: silence fills it (`swr_inject_silence`), or, for sound that would
+/// - a large one (more than `jumpThreshold`: a stall, a device that went away and came back),
+///   or any after the source said it lost samples (an overrun), is a gap: silence fills it (`swr_inject_silence`), or, for sound that would
 ///   land on sound already written, the overlap is dropped (`swr_drop_output`); both counted.
 /// Sound from before the picture's start is dropped; a source that starts after it gets
 /// silence in front. A source that is not live is taken as it comes, sample n at n ÷ rate.
@@ -126,7 +126,9 @@ final class AudioConformer {
                 measure(time: time + Int64(Double(skip) * 1e9 / Double(source.sampleRate)), frames: frames, restart: true)
             } else {
                 let error = landingPosition() - ideal
-                if abs(error) > Self.jumpThreshold * Double(outputRate) {
+                // After a known loss any difference is the gap; otherwise only a large one is.
+                let threshold = chunk.followsLoss ? 0.5 : Self.jumpThreshold * Double(outputRate)
+                if abs(error) > threshold {
                     try jump(by: error)
                     measure(time: time, frames: frames, restart: true)
                 } else {

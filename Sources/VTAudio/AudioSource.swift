@@ -47,11 +47,15 @@ public struct AudioChunk: Sendable {
     /// from a source that is not live, whose chunks follow one another on the recording's
     /// timeline from its 0.
     public var time: Int64?
+    /// Samples were lost just before this chunk (an overrun, a device back after going away):
+    /// whatever difference its time shows is a gap, however small.
+    public var followsLoss: Bool
 
-    public init(data: [UInt8], frames: Int, time: Int64?) {
+    public init(data: [UInt8], frames: Int, time: Int64?, followsLoss: Bool = false) {
         self.data = data
         self.frames = frames
         self.time = time
+        self.followsLoss = followsLoss
     }
 }
 
