@@ -45,7 +45,7 @@ def build_fake_camera(work: Path):
     sources = sorted(str(p) for p in (ROOT / "Tests/FakeV4L2").glob("*.c"))
     turbojpeg = run(["pkg-config", "--cflags", "--libs", "libturbojpeg"]).split()
     run(["cc", "-std=c11", "-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-o", partial,
-         "-I", ROOT / "Tests/TestDoubles", *sources, *turbojpeg, "-ldl", "-lpthread"])
+         "-I", ROOT / "Tests/TestDoubles", *sources, *turbojpeg, "-ldl", "-lpthread", "-lm"])
     partial.rename(library)
     return library
 

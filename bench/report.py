@@ -99,6 +99,15 @@ def targets(results):
                             "the most over the containers; ffmpeg: "
                             + ", ".join(f"{r['programs']['ffmpeg']['bytes_read'] / r['file_bytes'] * 100:.2f} %"
                                         for r in thumbnails)))
+    sound = results.get("sound")
+    if sound:
+        r = sound[0]
+        found.append(target("sound costs little", "< 3 % of a core", f"{r['audio_thread_cpu_percent']:.2f} %",
+                            r["audio_thread_cpu_percent"] < 3.0,
+                            f"the audio thread's CPU (48 kHz stereo AAC from the fake microphone) ÷ wall time, "
+                            f"median of {r['runs']} {r['size']}{r['fps']} recording(s); the whole process: "
+                            f"{r['cpu_percent_without']:.1f} % of a core without sound, {r['cpu_percent_with']:.1f} % "
+                            f"with ({r['cpu_percent_difference']:+.1f} %)"))
     return found
 
 
@@ -195,6 +204,12 @@ def print_tables(results):
                   f"{p['exact']['wall_ms']:>8.0f}{p['ffmpeg']['wall_ms']:>8.0f}{r['keyframe_speed_vs_ffmpeg']:>7.2f}"
                   f"{r['exact_speed_vs_ffmpeg']:>7.2f}"
                   f"{p['keyframe']['bytes_read'] // 1024:>10}/{p['ffmpeg']['bytes_read'] // 1024:<7}")
+        print()
+    for r in results.get("sound") or []:
+        print(f"Sound: {r['size']}{r['fps']} {r['format']} {r['speed']}, {r['seconds']} s, {r['runs']} run(s): "
+              f"{r['cpu_percent_without']:.1f} % of a core without, {r['cpu_percent_with']:.1f} % with "
+              f"({r['cpu_percent_difference']:+.1f} %); the audio thread {r['audio_thread_cpu_percent']:.2f} %; "
+              f"{r['dropped_frames']} frames dropped")
         print()
     print("Targets")
     for t in results["targets"]:

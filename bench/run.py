@@ -2,7 +2,7 @@
 """make bench: vtrecord's speed against the tools people would use instead, with numbers from
 one run. Prints a table and writes results.json and results.png (under bench/ by default).
 
-Families (FAMILIES=encode,overhead,conversion,live,finalize,decode,thumbnail picks some):
+Families (FAMILIES=encode,overhead,conversion,live,finalize,decode,thumbnail,sound picks some):
   encode      file input, identical x264 settings: vtrecord, x264 CLI, ffmpeg, GStreamer (encode.py)
   overhead    instructions outside libx264, callgrind (overhead.py)
   conversion  YUYV→I420 vs memcpy and MJPEG decode per 1080p picture (conversion.py)
@@ -10,6 +10,7 @@ Families (FAMILIES=encode,overhead,conversion,live,finalize,decode,thumbnail pic
   finalize    MP4 finalization of a 10 s and a 60 min recording: bytes written, time (finalize.py)
   decode      vtrecord verify vs ffmpeg -f null on camera-like recordings (decode.py)
   thumbnail   vtrecord thumbnail vs ffmpeg -ss T -frames:v 1 in the middle of an hour (thumbnail.py)
+  sound       1080p30 from the fake camera with and without 48 kHz stereo AAC: what sound costs (sound.py)
 
 Knobs (environment; make passes its variables): QUICK=1 (1 run, 30 frames, 5 s live, results to
 bench/quick-results.*), RUNS (5), FRAMES (300), DURATION (live seconds, 60), NOISE (camera-like
@@ -34,6 +35,7 @@ import live
 import media
 import overhead
 import report
+import sound
 import thumbnail
 from common import ROOT, Knobs, ToolFailed, note, run
 
@@ -84,7 +86,7 @@ def check_tools(knobs):
 # The keys of results.json each family writes.
 FAMILY_KEYS = {"encode": ("encode", "content_cost", "settings_not_identical"), "overhead": ("overhead",),
                "conversion": ("conversion",), "live": ("live",), "finalize": ("finalize",),
-               "decode": ("decode",), "thumbnail": ("thumbnail",)}
+               "decode": ("decode",), "thumbnail": ("thumbnail",), "sound": ("sound",)}
 
 
 def updated(earlier, fresh, families):
@@ -139,6 +141,8 @@ def main():
             results["decode"] = decode.bench(knobs, clips)
         if "thumbnail" in knobs.families:
             results["thumbnail"] = thumbnail.bench(knobs)
+        if "sound" in knobs.families:
+            results["sound"] = sound.bench(knobs)
     except ToolFailed as failure:
         print(f"bench: {failure}", file=sys.stderr)
         return 1
