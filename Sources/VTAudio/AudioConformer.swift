@@ -68,6 +68,9 @@ final class AudioConformer {
     /// The end of the recording in output samples, once known: nothing goes beyond it.
     private var end: Int64?
     private var started = false
+    /// Output samples of a source without a clock skipped whole before its start (a negative
+    /// offset longer than a chunk).
+    private var skippedWithoutClock = 0.0
 
     init(source: AudioSourceFormat, encoder: AudioCompressionSession, offsetNanoseconds: Int64 = 0) throws(AudioEncoderError) {
         self.source = source
@@ -108,21 +111,7 @@ final class AudioConformer {
         if let time = chunk.time, let origin {
             let ideal = Double(time + offset - origin) * Double(outputRate) / 1e9
             if !started {
-                started = true
-                if ideal < 0 {
-                    // Sound from before the picture's start.
-                    skip = min(frames, Int((-ideal * Double(source.sampleRate) / Double(outputRate)).rounded()))
-                    statistics.droppedBeforeStart += Int64(skip)
-                    frames -= skip
-                    if frames == 0 {
-                        started = false
-                        return true
-                    }
-                } else if ideal >= 1 {
-                    let silence = Int(ideal.rounded())
-                    try inject(silence)
-                    statistics.leadingSilence += Int64(silence)
-                }
+                guard try start(at: ideal, frames: &frames, skip: &skip) else { return true }
                 measure(time: time + Int64(Double(skip) * 1e9 / Double(source.sampleRate)), frames: frames, restart: true)
             } else {
                 let error = landingPosition() - ideal
@@ -136,6 +125,13 @@ final class AudioConformer {
                     measure(time: time, frames: frames, restart: false)
                 }
             }
+        } else if !started {
+            // A source without a clock starts at the recording's 0, moved by the offset.
+            let ideal = Double(offset) * Double(outputRate) / 1e9 + skippedWithoutClock
+            guard try start(at: ideal, frames: &frames, skip: &skip) else {
+                skippedWithoutClock += Double(chunk.frames) * Double(outputRate) / Double(source.sampleRate)
+                return true
+            }
         }
         let bytes = source.bytesPerFrame
         let result = chunk.data.withUnsafeBytes { raw in
@@ -144,6 +140,25 @@ final class AudioConformer {
             }
         }
         return try result.get()
+    }
+
+    /// Places the first chunk, whose first sample belongs at output sample `ideal`: sound
+    /// before 0 is skipped (false when nothing of the chunk is left), silence fills up to a
+    /// later start.
+    private func start(at ideal: Double, frames: inout Int, skip: inout Int) throws(AudioEncoderError) -> Bool {
+        if ideal < 0 {
+            // Sound from before the picture's start.
+            skip = min(frames, Int((-ideal * Double(source.sampleRate) / Double(outputRate)).rounded()))
+            statistics.droppedBeforeStart += Int64(skip)
+            frames -= skip
+            if frames == 0 { return false }
+        } else if ideal >= 1 {
+            let silence = Int(ideal.rounded())
+            try inject(silence)
+            statistics.leadingSilence += Int64(silence)
+        }
+        started = true
+        return true
     }
 
     /// Sets the recording's end, in output samples; nothing is encoded beyond it.

@@ -15,8 +15,8 @@ public enum OutputError: ReportableError, Equatable {
     case fileTooLarge(path: String, cutBack: Bool = false, unit: String = "frame")
     case readerClosed(path: String)
     case writeFailed(path: String, errno: Int32)
-    /// FFmpeg's muxer refused something (not an error of the medium, which is reported as one
-    /// of the above).
+    /// A muxer refused something (FFmpeg's, or a container writer of vtrecord's given what it
+    /// cannot store): not an error of the medium, which is reported as one of the above.
     case muxer(path: String, reason: String)
     /// The session handed out an access unit that is not valid AVCC (a bug, not a user error).
     case invalidAccessUnit(reason: String)

@@ -33,7 +33,8 @@ struct AudioOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Channels to capture: 1 or 2 (default 2 where the device offers it, else 1).", valueName: "n"))
     var audioChannels: Int?
 
-    @Option(name: .long, help: ArgumentHelp("Move the sound later (positive) or earlier (negative) by this many milliseconds, for a device whose delay is known.", valueName: "ms"))
+    // Unconditional: the value may start with a minus sign.
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Move the sound later (positive) or earlier (negative) by this many milliseconds, for a device whose delay is known.", valueName: "ms"))
     var audioOffset: OffsetArgument?
 
     @Flag(name: .long, inversion: .prefixedNo, help: "End the recording (exit 3) when the sound device fails or goes away, instead of going on with silence (--no-audio-required undoes a preset's).")

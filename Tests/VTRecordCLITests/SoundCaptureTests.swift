@@ -41,10 +41,10 @@ import Glibc
     }
 
     /// A microphone that hears the beeps (and no tone, so silence can be found between them).
-    static func microphone(ppm: Double = 0, overrunsAt: [Duration] = [], unplugAt: Duration? = nil,
-                           replugAt: Duration? = nil) -> FakeMicrophone {
+    static func microphone(ppm: Double = 0, overrunsAt: [Duration] = [], stall: FakeMicrophone.Stall? = nil,
+                           unplugAt: Duration? = nil, replugAt: Duration? = nil) -> FakeMicrophone {
         FakeMicrophone(name: "mic", description: "Test microphone at usb-0000:00:14.0-1, full speed", ppm: ppm,
-                       toneLevel: -90, overrunsAt: overrunsAt, unplugAt: unplugAt, replugAt: replugAt)
+                       toneLevel: -90, overrunsAt: overrunsAt, stall: stall, unplugAt: unplugAt, replugAt: replugAt)
     }
 
     static func summary(_ path: String) throws -> [String: Any] {
@@ -169,6 +169,31 @@ import Glibc
         #expect(report.forcedXruns == 2, "\(report)")
     }
 
+    /// A device that stops giving samples for half a second and goes on where it stopped (as a
+    /// USB device does): the half second is silence, counted as a gap, and the sound after it
+    /// is back on its flashes.
+    @Test func aStallIsFilledWithSilence() throws {
+        let rig = try Rig(Self.microphone(stall: FakeMicrophone.Stall(at: .milliseconds(1500), length: .milliseconds(500),
+                                                                       mode: .gap)))
+        let file = rig.alsa.file("stall.mkv")
+        let summaryPath = rig.alsa.file("stall.json")
+        let r = try rig.record(file, ["--duration", "5s", "--json-summary", summaryPath])
+        try #require(r.status == 0, "\(r.stderr)")
+        let audio = try #require(try Self.summary(summaryPath)["audio"] as? [String: Any])
+        #expect(audio["gaps"] as? Int == 1, "\(audio)")
+        let silence = try #require(audio["silence_seconds"] as? Double)
+        #expect(abs(silence - 0.5) <= 0.03, "\(silence) s of silence for a 0.5 s stall")
+        // The beep the stall fell on may be missing; every other is on its flash.
+        let sync = try SoundSync.measure(file)
+        let heard = zip(sync.flashes, sync.offsets()).filter { $0.1 != nil }
+        #expect(heard.count >= sync.flashes.count - 1 && sync.flashes.count >= 4, "onsets \(sync.onsets), flashes \(sync.flashes)")
+        for (flash, offset) in heard {
+            #expect(abs(offset ?? 1) <= 0.020, "the beep of the flash at \(flash) s is \((offset ?? 1) * 1000) ms off")
+        }
+        #expect(abs(sync.audioEnd - sync.videoEnd) <= 0.020)
+        #expect(try rig.alsa.report(of: "mic").stalls == 1)
+    }
+
     /// SIGINT at ten moments from a seed (VTRECORD_SIGNAL_SEED repeats a run): exit 0, the MP4
     /// finalized, both tracks complete and in step to the end.
     @Test func aSignalAtAnyMomentLeavesBothTracksComplete() throws {
@@ -198,6 +223,22 @@ import Glibc
             for (flash, offset) in zip(sync.flashes, sync.offsets()) {
                 #expect(abs(try #require(offset, "\(what): no beep at \(flash)")) <= 0.020, "\(what)")
             }
+        }
+    }
+
+    /// --audio-offset on a live device: the sound 60 ms later than it was heard.
+    @Test func theOffsetMovesALiveDevicesSound() throws {
+        let rig = try Rig(Self.microphone())
+        let file = rig.alsa.file("offset.mkv")
+        let r = try rig.record(file, ["--duration", "4s", "--audio-offset", "60"])
+        try #require(r.status == 0, "\(r.stderr)")
+        let sync = try SoundSync.measure(file)
+        #expect((3...4).contains(sync.flashes.count))
+        // A beep in the first moments of the file is left out: the decoder's first packets
+        // are no place to time an onset.
+        for (flash, offset) in zip(sync.flashes, sync.offsets()) where flash >= 0.2 {
+            let found = try #require(offset, "onsets \(sync.onsets)")
+            #expect(abs(found - 0.060) <= 0.010, "the beep of the flash at \(flash) s is \(found * 1000) ms from it")
         }
     }
 

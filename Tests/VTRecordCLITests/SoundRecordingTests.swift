@@ -177,3 +177,19 @@ extension SoundRecordingTests {
         }
     }
 }
+
+extension SoundRecordingTests {
+    /// --audio-offset moves the sound by the milliseconds given, later or earlier.
+    @Test(arguments: [100.0, -40.0])
+    func theOffsetMovesTheSound(milliseconds: Double) throws {
+        let dir = try TemporaryDirectory()
+        let file = try record("offset.mkv", seconds: 3, ["--audio-offset", "\(milliseconds)"], in: dir)
+        let sync = try SoundSync.measure(file)
+        #expect(sync.flashes.count == 3)
+        for offset in sync.offsets() {
+            let found = try #require(offset, "onsets \(sync.onsets)")
+            #expect(abs(found - milliseconds / 1000) <= 0.010, "a beep \(found * 1000) ms from its flash")
+        }
+        #expect(abs(sync.audioEnd - sync.videoEnd) <= 0.020)
+    }
+}
