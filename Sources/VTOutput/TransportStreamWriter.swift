@@ -87,21 +87,11 @@ public final class TransportStreamWriter: MediaOutput {
         }
         let timescale = soundStream.pointee.time_base.den
         let rate = Int32(audio.sampleRate)
+        let pts = MediaTime(value: sound.pts, timescale: rate).ticks(since: base, timescale: timescale)
         var data = sound.data
-        let status = data.withUnsafeMutableBufferPointer { bytes -> Int32 in
-            packet.pointee.data = bytes.baseAddress
-            packet.pointee.size = Int32(bytes.count)
-            packet.pointee.stream_index = soundStream.pointee.index
-            let pts = MediaTime(value: sound.pts, timescale: rate).ticks(since: base, timescale: timescale)
-            packet.pointee.pts = pts
-            packet.pointee.dts = pts
-            packet.pointee.duration = MediaTime(value: Int64(sound.duration), timescale: rate).ticks(since: .zero, timescale: timescale)
-            packet.pointee.flags = AV_PKT_FLAG_KEY
-            let status = vt_av_write_frame(context, packet)
-            packet.pointee.data = nil
-            packet.pointee.size = 0
-            return status
-        }
+        let status = send(&data, packet, to: context, stream: soundStream, pts: pts, dts: pts,
+                          duration: MediaTime(value: Int64(sound.duration), timescale: rate).ticks(since: .zero, timescale: timescale),
+                          flags: AV_PKT_FLAG_KEY)
         try check(status, "write a sound packet")
         statistics.bytes = file.endOffset
     }
@@ -123,20 +113,11 @@ public final class TransportStreamWriter: MediaOutput {
         }
         // The muxer's clock is 90 kHz (time base 1/90000).
         let timescale = stream.pointee.time_base.den
-        let status = accessUnit.withUnsafeMutableBufferPointer { bytes -> Int32 in
-            packet.pointee.data = bytes.baseAddress
-            packet.pointee.size = Int32(bytes.count)
-            packet.pointee.stream_index = stream.pointee.index
-            packet.pointee.pts = frame.pts.ticks(since: base, timescale: timescale)
-            packet.pointee.dts = frame.dts.ticks(since: base, timescale: timescale)
-            packet.pointee.duration = options.frameRate.frameDuration.ticks(since: .zero, timescale: timescale)
-            packet.pointee.flags = frame.isKeyFrame ? AV_PKT_FLAG_KEY : 0
-            // Not reference-counted: av_write_frame writes it before returning.
-            let status = vt_av_write_frame(context, packet)
-            packet.pointee.data = nil
-            packet.pointee.size = 0
-            return status
-        }
+        let status = send(&accessUnit, packet, to: context, stream: stream,
+                          pts: frame.pts.ticks(since: base, timescale: timescale),
+                          dts: frame.dts.ticks(since: base, timescale: timescale),
+                          duration: options.frameRate.frameDuration.ticks(since: .zero, timescale: timescale),
+                          flags: frame.isKeyFrame ? AV_PKT_FLAG_KEY : 0)
         framesGiven += 1
         try check(status, "write a frame")
         statistics.frames += 1
@@ -212,6 +193,27 @@ public final class TransportStreamWriter: MediaOutput {
         packet = vt_av_packet_alloc()
         guard packet != nil else { throw .muxer(path: file.path, reason: "out of memory") }
         base = frame.pts
+    }
+
+    /// Writes `bytes` as one packet of `stream` (times in its time base) and returns
+    /// libavformat's status. The packet is not reference-counted: av_write_frame writes it
+    /// before returning, and it points at nothing afterwards.
+    private func send(_ bytes: inout [UInt8], _ packet: UnsafeMutablePointer<AVPacket>,
+                      to context: UnsafeMutablePointer<AVFormatContext>, stream: UnsafeMutablePointer<AVStream>,
+                      pts: Int64, dts: Int64, duration: Int64, flags: Int32) -> Int32 {
+        bytes.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            packet.pointee.data = buffer.baseAddress
+            packet.pointee.size = Int32(buffer.count)
+            packet.pointee.stream_index = stream.pointee.index
+            packet.pointee.pts = pts
+            packet.pointee.dts = dts
+            packet.pointee.duration = duration
+            packet.pointee.flags = flags
+            let status = vt_av_write_frame(context, packet)
+            packet.pointee.data = nil
+            packet.pointee.size = 0
+            return status
+        }
     }
 
     /// The second elementary stream: the sound, with its codec's setup bytes as extradata.

@@ -162,6 +162,8 @@ void fa_read_config(struct fa_config *config, const char *name, snd_config_t *co
             if (config->beep_hz < 0 || config->beep_hz > 20000) bad(knob, "0 to 20000 Hz");
         } else if (strcmp(id, "beep_level") == 0) {
             config->beep_amplitude = amplitude(knob, node);
+        } else if (strcmp(id, "noise_level") == 0) {
+            config->noise_amplitude = amplitude(knob, node);
         } else if (strcmp(id, "beep_length") == 0) {
             config->beep_length_ns = seconds_value(knob, node, 0, 0.999);
         } else if (strcmp(id, "beep_phase") == 0) {

@@ -43,6 +43,10 @@
 //   beep_level -3              Its peak level, dBFS.
 //   beep_length 0.1            How long each beep lasts (< 1 s; 0: no beeps).
 //   beep_phase 0               The beeps come this long after each whole second (< 1 s).
+//   noise_level                White noise at this peak level, dBFS (none unless given), a
+//                              function of the instant like the rest: a room's hiss, which
+//                              codecs code as they would a real microphone's (a pure tone
+//                              costs FFmpeg's AAC encoder twice what tone and noise do).
 //   overruns [ 1.5 3 ]         At each of these times after the epoch, the run in progress
 //                              overruns (XRUN: reads fail with EPIPE until snd_pcm_prepare). A
 //                              time that passes while no run is in progress is skipped.

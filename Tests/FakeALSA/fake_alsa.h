@@ -50,6 +50,7 @@ struct fa_config {
     int64_t ppb;                    // the sample clock's error, parts per billion (ppm × 1000)
     double tone_hz, tone_amplitude; // amplitude as a fraction of full scale
     double beep_hz, beep_amplitude;
+    double noise_amplitude;         // white noise, 0 for none
     int64_t beep_length_ns, beep_phase_ns;
     // Fault times in ns after the epoch; FA_NEVER when not asked for.
     int64_t overrun_ns[FA_MAX_OVERRUNS];

@@ -21,8 +21,18 @@ static double sine_at(double hz, int64_t seconds, int64_t ns, double fraction) {
     return (double)sinl(two_pi * cycles);
 }
 
+// White noise for an instant: a hash of its nanosecond, uniform in [-1, 1).
+static double noise_at(int64_t ns) {
+    uint64_t h = (uint64_t)ns * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 31;
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 29;
+    return (double)(h >> 11) / 4503599627370496.0 - 1.0;
+}
+
 double fa_sound(const struct fa_config *config, struct fa_instant when) {
     int64_t seconds = when.ns / FA_NS_PER_SECOND;
+    double noise = config->noise_amplitude > 0 ? config->noise_amplitude * noise_at(when.ns) : 0;
     double value = config->tone_amplitude
         * sine_at(config->tone_hz, seconds, when.ns % FA_NS_PER_SECOND, when.fraction);
     int64_t since_beat = when.ns - config->beep_phase_ns;
@@ -32,7 +42,7 @@ double fa_sound(const struct fa_config *config, struct fa_instant when) {
         long double cycles = (long double)config->beep_hz * ((long double)into_second + when.fraction) / 1e9L;
         value += config->beep_amplitude * (double)cosl(two_pi * cycles);
     }
-    return value;
+    return value + noise;
 }
 
 static double clamp(double value) {
