@@ -13,7 +13,10 @@
 // period_size, buffer_size, access (the last hw_params); ppm; and
 // run_N=start_ns,delivered,captured,end for the first 32 runs, where end says how the run ended:
 // stop, prepare, overrun (forced), xrun (the client was late), unplug, close, or running.
+#define DOUBLE_NAME "fake-alsa"
+
 #include "fake_alsa.h"
+#include "double_support.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,23 +25,6 @@
 #include <string.h>
 #include <unistd.h>
 
-// The report path with "%p" replaced by the process id; false when it does not fit.
-static bool report_path(const char *pattern, char *path, size_t capacity) {
-    size_t length = 0;
-    for (const char *from = pattern; *from != '\0';) {
-        int added;
-        if (from[0] == '%' && from[1] == 'p') {
-            added = snprintf(path + length, capacity - length, "%ld", (long)getpid());
-            from += 2;
-        } else {
-            added = snprintf(path + length, capacity - length, "%c", *from);
-            from += 1;
-        }
-        if (added < 0 || (size_t)added >= capacity - length) return false;
-        length += (size_t)added;
-    }
-    return length > 0;
-}
 
 // Appends to a fixed buffer; false once it is full.
 static bool append(char *text, size_t capacity, size_t *length, const char *format, ...)
@@ -57,7 +43,7 @@ void fa_write_report(const struct fa_microphone *microphone, const char *when) {
     const struct fa_config *config = &microphone->config;
     if (config->report[0] == '\0') return;
     char path[PATH_MAX];
-    if (!report_path(config->report, path, sizeof path)) {
+    if (!double_report_path(config->report, path, sizeof path)) {
         dprintf(2, "fake-alsa: report path too long: %s\n", config->report);
         return;
     }

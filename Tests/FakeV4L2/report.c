@@ -7,7 +7,10 @@
 // the process still held at that moment, which the kernel releases as the process goes. A
 // process killed by a signal it does not handle writes none.
 #define _GNU_SOURCE
+#define DOUBLE_NAME "fake-v4l2"
+
 #include "fake_v4l2.h"
+#include "double_support.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,32 +18,13 @@
 #include <string.h>
 #include <unistd.h>
 
-// The report path with "%p" replaced by the process id.
-static bool report_path(char *path, size_t capacity) {
-    const char *from = fv.config.report;
-    size_t length = 0;
-    while (*from != '\0') {
-        int added;
-        if (from[0] == '%' && from[1] == 'p') {
-            added = snprintf(path + length, capacity - length, "%ld", (long)getpid());
-            from += 2;
-        } else {
-            added = snprintf(path + length, capacity - length, "%c", *from);
-            from += 1;
-        }
-        if (added < 0 || (size_t)added >= capacity - length) return false;
-        length += (size_t)added;
-    }
-    if (length == 0) return false;
-    return true;
-}
 
 void fv_write_report(const char *how) {
     fv_init();
     // Processes that never tried the camera (a shell, `timeout`) leave the report alone.
     if (fv.config.report[0] == '\0' || fv.open_attempts == 0) return;
     char path[PATH_MAX];
-    if (!report_path(path, sizeof path)) {
+    if (!double_report_path(fv.config.report, path, sizeof path)) {
         dprintf(2, "fake-v4l2: report path too long: %s\n", fv.config.report);
         return;
     }

@@ -1,5 +1,6 @@
-// What the test doubles (Tests/FakeV4L2, Tests/FakeVA) share: reading their knobs from the
-// environment, and a lock that stops the process when it cannot be taken. A double defines
+// What the test doubles (Tests/FakeV4L2, Tests/FakeVA, Tests/FakeALSA) share: reading their
+// knobs from the environment, a lock that stops the process when it cannot be taken, and where
+// a report goes. A double defines
 // DOUBLE_NAME ("fake-v4l2", "fake-va") before including this, to name itself in messages.
 //
 // A knob that does not parse stops the process: a test that sets one wrongly should fail
@@ -14,10 +15,31 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+// A report's path: `pattern` with "%p" replaced by the process id; false when it is empty or
+// does not fit in `capacity` bytes.
+static inline bool double_report_path(const char *pattern, char *path, size_t capacity) {
+    size_t length = 0;
+    for (const char *from = pattern; *from != '\0';) {
+        int added;
+        if (from[0] == '%' && from[1] == 'p') {
+            added = snprintf(path + length, capacity - length, "%ld", (long)getpid());
+            from += 2;
+        } else {
+            added = snprintf(path + length, capacity - length, "%c", *from);
+            from += 1;
+        }
+        if (added < 0 || (size_t)added >= capacity - length) return false;
+        length += (size_t)added;
+    }
+    return length > 0;
+}
 
 static inline _Noreturn void bad_knob(const char *name, const char *value, const char *why) {
     dprintf(2, DOUBLE_NAME ": %s=%s: %s\n", name, value, why);

@@ -162,19 +162,12 @@ public final class FakeCamera: Sendable {
     }
 
     /// What a process left of the camera when it exited.
-    public struct Report: Sendable, Equatable, CustomStringConvertible {
+    public struct Report: KeyValueReport, Sendable, Equatable, CustomStringConvertible {
         public let values: [String: String]
 
         init(text: String) {
-            var values: [String: String] = [:]
-            for line in text.split(separator: "\n") {
-                let parts = line.split(separator: "=", maxSplits: 1)
-                if parts.count == 2 { values[String(parts[0])] = String(parts[1]) }
-            }
-            self.values = values
+            values = Self.values(of: text)
         }
-
-        private func number(_ key: String) -> Int { values[key].flatMap { Int($0) } ?? -999 }
 
         public var openHandles: Int { number("open_handles") }
         public var mappedBuffers: Int { number("mapped_buffers") }

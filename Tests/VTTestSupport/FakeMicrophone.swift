@@ -240,7 +240,7 @@ public final class FakeALSAConfiguration: Sendable {
 extension FakeMicrophone {
     /// What one microphone did in one process (fake_alsa's report.c documents each key). Times
     /// are CLOCK_MONOTONIC ns, -1 when never.
-    public struct Report: Sendable, CustomStringConvertible {
+    public struct Report: KeyValueReport, Sendable, CustomStringConvertible {
         public let values: [String: String]
 
         /// One run of the device, start to stop, in order.
@@ -254,15 +254,8 @@ extension FakeMicrophone {
         }
 
         init(text: String) {
-            var values: [String: String] = [:]
-            for line in text.split(separator: "\n") {
-                let parts = line.split(separator: "=", maxSplits: 1)
-                if parts.count == 2 { values[String(parts[0])] = String(parts[1]) }
-            }
-            self.values = values
+            values = Self.values(of: text)
         }
-
-        private func number(_ key: String) -> Int { values[key].flatMap { Int($0) } ?? -999 }
 
         public var processIdentifier: Int { number("pid") }
         public var opens: Int { number("opens") }
