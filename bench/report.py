@@ -212,7 +212,7 @@ def print_tables(results):
               f"{r['cpu_percent_without']:.1f} % of a core without, {r['cpu_percent_with']:.1f} % with "
               f"({r['cpu_percent_difference']:+.1f} %); the audio thread {r['audio_thread_cpu_percent']:.2f} %, "
               f"of which the fake microphone {r['fake_microphone_cpu_percent']:.2f} %; "
-              f"{r['dropped_frames']} frames dropped")
+              f"frames dropped: {r['dropped_frames_without']} without, {r['dropped_frames_with']} with")
         print()
     print("Targets")
     for t in results["targets"]:

@@ -70,14 +70,15 @@ def bench(knobs):
     camera = build_fake_camera(knobs.work)
     env = camera_environment(camera, knobs.work / "sound-camera-report.txt", knobs.noise)
     env["ALSA_CONFIG_PATH"] = str(build_fake_microphone(knobs.work))
-    without, with_sound, audio_cpu, dropped, alone = [], [], [], [], []
+    without, with_sound, audio_cpu, alone = [], [], [], []
+    dropped = {False: 0, True: 0}
     for index in range(knobs.runs):
         for sound in (False, True):
             note(f"sound: 1080p{RATE} yuyv, {SPEED}, {knobs.live_seconds} s, "
                  f"{'with' if sound else 'without'} AAC, run {index + 1} of {knobs.runs}")
             usage, facts = record(knobs, env, sound, index)
             (with_sound if sound else without).append(usage.cpu / usage.wall)
-            dropped.append(facts["dropped_queue"] + facts["dropped_driver"])
+            dropped[sound] += facts["dropped_queue"] + facts["dropped_driver"]
             if sound:
                 audio = facts["audio"]
                 if audio["codec"] != "aac" or audio["rate"] != 48000 or audio["channels"] != 2:
@@ -93,5 +94,5 @@ def bench(knobs):
         "audio_thread_cpu_percent": 100 * median(audio_cpu),
         "fake_microphone_cpu_percent": 100 * median(alone),
         "sound_cpu_percent": 100 * (median(audio_cpu) - median(alone)),
-        "dropped_frames": sum(dropped),
+        "dropped_frames_without": dropped[False], "dropped_frames_with": dropped[True],
     }]
