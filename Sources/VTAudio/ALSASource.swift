@@ -39,6 +39,8 @@ public final class ALSASource: AudioSource, @unchecked Sendable {
     private var started = false
     /// An overrun or a reopening lost samples: the next chunk says so.
     private var samplesLost = false
+    /// The device's poll descriptors and the wake-up eventfd after them, kept between waits.
+    private var descriptors: [pollfd] = []
 
     /// Opens `device` (see `resolve`) for capture at `sampleRate` (default 48000 where the
     /// device offers it, else its own) and `channels` (default 2 where offered, else 1).
@@ -154,7 +156,11 @@ public final class ALSASource: AudioSource, @unchecked Sendable {
     private func wait(_ pcm: OpaquePointer) throws(AudioCaptureError) {
         let count = Int(snd_pcm_poll_descriptors_count(pcm))
         guard count > 0 else { throw .deviceCall(name: pcmName, call: "snd_pcm_poll_descriptors_count", reason: "none") }
-        var fds = [pollfd](repeating: pollfd(), count: count + 1)
+        if descriptors.count != count + 1 { descriptors = [pollfd](repeating: pollfd(), count: count + 1) }
+        // Taken out while in use, so writing into it copies nothing.
+        var fds: [pollfd] = []
+        swap(&fds, &descriptors)
+        defer { swap(&fds, &descriptors) }
         let filled = fds.withUnsafeMutableBufferPointer { snd_pcm_poll_descriptors(pcm, $0.baseAddress, UInt32(count)) }
         guard filled >= 0 else { throw Self.failure(filled, Self.text(filled), pcmName) }
         fds[count] = pollfd(fd: wakeup, events: Int16(POLLIN), revents: 0)

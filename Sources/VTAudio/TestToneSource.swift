@@ -43,7 +43,7 @@ public final class TestToneSource: AudioSource, @unchecked Sendable {
         guard !isStopped else { return nil }
 
         let frames = Self.chunkFrames
-        var samples = [Float](repeating: 0, count: frames * format.channels)
+        var data = [UInt8](repeating: 0, count: frames * format.bytesPerFrame)
         let beepLength = Int((FlashSchedule.beepDuration * Double(rate)).rounded())
         // Every beep that sounds in this chunk.
         var second = nextBeep
@@ -56,16 +56,18 @@ public final class TestToneSource: AudioSource, @unchecked Sendable {
                 nextBeep = second
                 continue
             }
-            for n in max(beepStart, start)..<min(beepEnd, start + frames) {
-                let phase = 2 * Double.pi * FlashSchedule.beepFrequency * Double(n - beepStart) / Double(rate)
-                let value = Float(0.5 * sin(phase))
-                for channel in 0..<format.channels { samples[(n - start) * format.channels + channel] = value }
+            data.withUnsafeMutableBytes { raw in
+                let samples = raw.bindMemory(to: Float.self)
+                for n in max(beepStart, start)..<min(beepEnd, start + frames) {
+                    let phase = 2 * Double.pi * FlashSchedule.beepFrequency * Double(n - beepStart) / Double(rate)
+                    let value = Float(0.5 * sin(phase))
+                    for channel in 0..<format.channels { samples[(n - start) * format.channels + channel] = value }
+                }
             }
             if beepEnd > start + frames { break }
             second += 1
         }
         nextSample += frames
-        let data = samples.withUnsafeBytes { Array($0) }
         return AudioChunk(data: data, frames: frames, time: nil)
     }
 

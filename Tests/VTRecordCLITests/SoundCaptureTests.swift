@@ -38,6 +38,15 @@ import Glibc
         func record(_ output: String, _ extra: [String]) throws -> ProcessResult {
             try Tools.run(Tools.vtrecord, arguments(output, extra), environment: environment)
         }
+
+        /// Records into `name` with a JSON summary, which must succeed; returns the summary.
+        func recordWithSummary(_ name: String, _ extra: [String]) throws -> (file: String, summary: [String: Any]) {
+            let file = alsa.file(name)
+            let summaryPath = alsa.file(name + ".json")
+            let r = try record(file, extra + ["--json-summary", summaryPath])
+            try #require(r.status == 0, "\(r.stderr)")
+            return (file, try SoundCaptureTests.summary(summaryPath))
+        }
     }
 
     /// A microphone that hears the beeps (and no tone, so silence can be found between them).
@@ -70,11 +79,7 @@ import Glibc
     @Test(arguments: [(3000.0, "mp4"), (-3000.0, "mkv")])
     func syncHoldsWhileTheClocksDrift(ppm: Double, container: String) throws {
         let rig = try Rig(Self.microphone(ppm: ppm))
-        let file = rig.alsa.file("drift.\(container)")
-        let summaryPath = rig.alsa.file("drift.json")
-        let r = try rig.record(file, ["--duration", "20s", "--json-summary", summaryPath])
-        try #require(r.status == 0, "\(r.stderr)")
-        let summary = try Self.summary(summaryPath)
+        let (file, summary) = try rig.recordWithSummary("drift.\(container)", ["--duration", "20s"])
         let audio = try #require(summary["audio"] as? [String: Any])
         #expect(audio["gaps"] as? Int == 0, "\(audio)")
         #expect(audio["xruns"] as? Int == 0, "\(audio)")
@@ -90,11 +95,8 @@ import Glibc
           arguments: [(300.0, "mp4"), (-300.0, "mkv")])
     func syncHoldsForMinutesAt300PPM(ppm: Double, container: String) throws {
         let rig = try Rig(Self.microphone(ppm: ppm))
-        let file = rig.alsa.file("long.\(container)")
-        let summaryPath = rig.alsa.file("long.json")
-        let r = try rig.record(file, ["--duration", "340s", "--json-summary", summaryPath])
-        try #require(r.status == 0, "\(r.stderr)")
-        let audio = try #require(try Self.summary(summaryPath)["audio"] as? [String: Any])
+        let (file, summary) = try rig.recordWithSummary("long.\(container)", ["--duration", "340s"])
+        let audio = try #require(summary["audio"] as? [String: Any])
         #expect(audio["gaps"] as? Int == 0, "\(audio)")
         let drift = try #require(audio["drift_ppm"] as? Double, "\(audio)")
         #expect(abs(drift - ppm) <= 15, "measured \(drift) ppm for \(ppm)")
@@ -157,11 +159,8 @@ import Glibc
     /// their flashes.
     @Test func overrunsAreCountedAndFilled() throws {
         let rig = try Rig(Self.microphone(overrunsAt: [.milliseconds(1500), .milliseconds(3500)]))
-        let file = rig.alsa.file("xrun.mkv")
-        let summaryPath = rig.alsa.file("xrun.json")
-        let r = try rig.record(file, ["--duration", "6s", "--json-summary", summaryPath])
-        try #require(r.status == 0, "\(r.stderr)")
-        let audio = try #require(try Self.summary(summaryPath)["audio"] as? [String: Any])
+        let (file, summary) = try rig.recordWithSummary("xrun.mkv", ["--duration", "6s"])
+        let audio = try #require(summary["audio"] as? [String: Any])
         #expect(audio["xruns"] as? Int == 2, "\(audio)")
         #expect(audio["gaps"] as? Int == 2, "\(audio)")
         try Self.expectInSync(file, flashes: 5...6, "after overruns")
@@ -175,11 +174,8 @@ import Glibc
     @Test func aStallIsFilledWithSilence() throws {
         let rig = try Rig(Self.microphone(stall: FakeMicrophone.Stall(at: .milliseconds(1500), length: .milliseconds(500),
                                                                        mode: .gap)))
-        let file = rig.alsa.file("stall.mkv")
-        let summaryPath = rig.alsa.file("stall.json")
-        let r = try rig.record(file, ["--duration", "5s", "--json-summary", summaryPath])
-        try #require(r.status == 0, "\(r.stderr)")
-        let audio = try #require(try Self.summary(summaryPath)["audio"] as? [String: Any])
+        let (file, summary) = try rig.recordWithSummary("stall.mkv", ["--duration", "5s"])
+        let audio = try #require(summary["audio"] as? [String: Any])
         #expect(audio["gaps"] as? Int == 1, "\(audio)")
         let silence = try #require(audio["silence_seconds"] as? Double)
         #expect(abs(silence - 0.5) <= 0.03, "\(silence) s of silence for a 0.5 s stall")
