@@ -99,9 +99,7 @@ public final class AudioRecorder: @unchecked Sendable {
     public func start() {
         let thread = Thread { [self] in
             run()
-            var used = timespec()
-            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &used)
-            threadCPU = Double(used.tv_sec) + Double(used.tv_nsec) / 1e9
+            threadCPU = Double(MonotonicClock.cpuNanoseconds(thread: true)) / 1e9
             done.signal()
         }
         thread.name = "vtrecord-audio"

@@ -39,6 +39,22 @@ public protocol CompressionSession: AnyObject {
 
     /// Releases the encoder (`VTCompressionSessionInvalidate`).
     func invalidate()
+
+    /// The speeds the running session can step between (`--realtime adaptive`), best and
+    /// slowest first, the first being the one it was opened with: settings the encoder can
+    /// change between two pictures without a new keyframe or new parameter sets. Empty when
+    /// it has none to change. Valid after `prepare()`.
+    var speedSteps: [String] { get }
+
+    /// Encodes the pictures from now on at `speedSteps[step]`.
+    func setSpeedStep(_ step: Int) throws(EncoderError)
+}
+
+extension CompressionSession {
+    public var speedSteps: [String] { [] }
+    public func setSpeedStep(_ step: Int) throws(EncoderError) {
+        preconditionFailure("\(encoderName) has no speeds to step between")
+    }
 }
 
 /// Why the encoder failed (exit 4).
@@ -49,6 +65,8 @@ public enum EncoderError: ReportableError, Equatable {
     case unsupportedPixelFormat(encoder: String, format: PixelFormat)
     /// `--encoder vaapi` and no device can do what was asked.
     case unavailable(encoder: String, reason: String)
+    /// A running encoder refused a change of speed (`--realtime adaptive`).
+    case speedChangeFailed(encoder: String, speed: String)
 
     public var exitStatus: ExitStatus { .encoder }
 
@@ -62,6 +80,8 @@ public enum EncoderError: ReportableError, Equatable {
             "\(encoder) failed to encode frame \(frame)" + (reason.map { ": \($0)" } ?? "")
         case let .unavailable(encoder, reason):
             "--encoder \(encoder) cannot be used: \(reason)"
+        case let .speedChangeFailed(encoder, speed):
+            "\(encoder) refused to change its speed to \(speed) while running: record with --realtime drop"
         case let .unsupportedPixelFormat(encoder, format):
             "\(encoder) cannot take \(format.rawValue) pictures: convert to I420 or NV12 first"
         }

@@ -142,4 +142,7 @@ final class FallbackSession: CompressionSession {
     func completeFrames() throws { try active.completeFrames() }
 
     func invalidate() { active.invalidate() }
+
+    var speedSteps: [String] { active.speedSteps }
+    func setSpeedStep(_ step: Int) throws(EncoderError) { try active.setSpeedStep(step) }
 }

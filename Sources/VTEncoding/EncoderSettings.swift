@@ -15,7 +15,7 @@ import VTCore
 /// | ProfileLevel                 | `--profile`, `--level`        | `x264_param_apply_profile`, `i_level_idc`    |
 /// | AllowFrameReordering         | `--bframes N` (0 = off)       | `i_bframe`                                   |
 /// | H264EntropyMode              | `--entropy cabac\|cavlc`      | `b_cabac`                                    |
-/// | RealTime                     | `--realtime`/`--no-realtime`  | (pipeline: drop at the queue, never block)   |
+/// | RealTime                     | `--realtime adaptive\|drop\|off` | (pipeline: never block a live source; step the speed, or drop at the queue) |
 /// | PixelAspectRatio             | from the source               | `vui.i_sar_width/height`                     |
 /// | (x264 only)                  | `--speed`, `--tune`, `--threads` | `x264_param_default_preset`, `i_threads` |
 public struct EncoderSettings: Sendable, Equatable {
@@ -25,6 +25,23 @@ public struct EncoderSettings: Sendable, Equatable {
     }
 
     public enum Entropy: String, Sendable, CaseIterable { case cabac, cavlc }
+
+    /// `--realtime` (VideoToolbox's `kVTCompressionPropertyKey_RealTime`): what happens when
+    /// the encoder cannot keep up with the source.
+    public enum RealTimeMode: String, Sendable, CaseIterable {
+        /// The source is never made to wait; the encoder steps to faster settings before the
+        /// queue overflows and back when there is room again. Frames are dropped at the queue
+        /// only while it settles, or when even its fastest settings cannot keep up.
+        case adaptive
+        /// The source is never made to wait: a frame that finds the queue full is dropped and
+        /// counted; the encoder keeps its speed.
+        case drop
+        /// The source waits for the encoder (a file's pace): nothing is dropped.
+        case off
+
+        /// Whether the source is live-paced (a pattern at its frame rate) and never waits.
+        public var isLive: Bool { self != .off }
+    }
 
     public enum RateControl: String, Sendable, CaseIterable {
         /// Constant quality (`--crf`), optionally capped by `--max-bitrate`.
@@ -80,8 +97,9 @@ public struct EncoderSettings: Sendable, Equatable {
     public var bufferSize: Int64?
     /// Encoder threads; nil or 0 lets the encoder choose.
     public var threads: Int?
-    /// Never block the source: drop at the queue instead. nil: on for live sources only.
-    public var realTime: Bool?
+    /// What the pipeline does when the encoder falls behind the source. nil: adaptive for a
+    /// live source, off for a file.
+    public var realTime: RealTimeMode?
     public var frameRate: FrameRate = FrameRate(numerator: 30, denominator: 1)!
     public var sampleAspectRatio: SampleAspectRatio?
     /// Samples use the full 0–255 range (signalled in the VUI).

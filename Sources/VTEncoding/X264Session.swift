@@ -21,6 +21,10 @@ public final class X264Session: CompressionSession {
     private var framesIn = 0
     /// x264's version/options SEI, sent once before the first picture as the x264 CLI does.
     private var pendingSEI: [UInt8] = []
+    /// The parameters the encoder opened with, as x264 resolved them: what each speed step
+    /// changes only the analysis of.
+    private var opened = x264_param_t()
+    public private(set) var speedSteps: [String] = []
     private let logSink: UnsafeMutablePointer<vt_x264_log_sink>
     private let logContext: Unmanaged<X264LogContext>
 
@@ -96,6 +100,12 @@ public final class X264Session: CompressionSession {
 
         var actual = x264_param_t()
         x264_encoder_parameters(encoder, &actual)
+        opened = actual
+        // The opened preset, then every faster one.
+        let presets = X264Parameters.presetNames
+        if let index = presets.firstIndex(of: settings.speed) {
+            speedSteps = presets[...index].reversed()
+        }
         resolvedSettings.bFrames = Int(actual.i_bframe)
         reorderDelay = actual.i_bframe == 0 ? 0 : (actual.i_bframe_pyramid != 0 ? 2 : 1)
         resolvedSettings.threads = Int(actual.i_threads)
@@ -142,6 +152,56 @@ public final class X264Session: CompressionSession {
         while x264_encoder_delayed_frames(encoder) > 0 {
             try encodeAndDeliver(encoder, input: nil)
         }
+    }
+
+    /// Changes what `x264_encoder_reconfig` changes on a running encoder and nothing that is in
+    /// the parameter sets or fixed when it opened (B-frames, lookahead, weighted prediction,
+    /// adaptive quantisation, rate control): the motion search, sub-pixel refinement,
+    /// partitions, trellis, reference count, fast P-skip, DCT decimation and deblocking of the
+    /// step's preset, with the tune and explicit settings laid over it as when opening. What
+    /// x264 can lower but never raise again (sub-pixel refinement 0, scene-cut detection off)
+    /// is kept where it was opened, so every step stays reachable.
+    public func setSpeedStep(_ step: Int) throws(EncoderError) {
+        guard let encoder else { preconditionFailure("speed change before prepare") }
+        var target = opened
+        if step > 0 {
+            var stepSettings = settings
+            stepSettings.speed = speedSteps[step]
+            let faster = try X264Parameters.make(stepSettings, width: width, height: height, format: pixelFormat)
+            Self.takeAnalysis(of: faster, into: &target)
+        }
+        guard x264_encoder_reconfig(encoder, &target) == 0 else {
+            throw .speedChangeFailed(encoder: "x264", speed: speedSteps[step])
+        }
+    }
+
+    /// The speed-related fields `x264_encoder_reconfig` takes, from a faster preset's
+    /// parameters into the opened ones.
+    static func takeAnalysis(of faster: x264_param_t, into target: inout x264_param_t) {
+        let opened = target
+        target.i_frame_reference = min(faster.i_frame_reference, opened.i_frame_reference)
+        target.analyse.inter = faster.analyse.inter
+        target.analyse.intra = faster.analyse.intra
+        target.analyse.i_direct_mv_pred = faster.analyse.i_direct_mv_pred
+        target.analyse.i_me_method = faster.analyse.i_me_method
+        target.analyse.i_me_range = min(faster.analyse.i_me_range, opened.analyse.i_me_range)
+        // x264 cannot leave sub-pixel refinement 0 once in it.
+        target.analyse.i_subpel_refine = opened.analyse.i_subpel_refine == 0 ? 0 : max(1, faster.analyse.i_subpel_refine)
+        target.analyse.i_trellis = faster.analyse.i_trellis
+        target.analyse.b_chroma_me = faster.analyse.b_chroma_me
+        target.analyse.b_fast_pskip = faster.analyse.b_fast_pskip
+        target.analyse.b_dct_decimate = faster.analyse.b_dct_decimate
+        target.analyse.b_mixed_references = faster.analyse.b_mixed_references
+        // The PPS says whether the 8×8 transform may be used: off, it stays off.
+        target.analyse.b_transform_8x8 = opened.analyse.b_transform_8x8 != 0 ? faster.analyse.b_transform_8x8 : 0
+        target.b_deblocking_filter = faster.b_deblocking_filter
+    }
+
+    /// The settings in force on the running encoder, as x264 reports them.
+    var currentParameters: x264_param_t {
+        var now = x264_param_t()
+        if let encoder { x264_encoder_parameters(encoder, &now) }
+        return now
     }
 
     public func invalidate() {

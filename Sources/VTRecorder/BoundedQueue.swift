@@ -52,6 +52,13 @@ final class BoundedQueue<Element: ~Copyable & Sendable>: @unchecked Sendable {
         return nil
     }
 
+    /// Items in the queue now.
+    var waiting: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return count
+    }
+
     /// The oldest item, waiting for one; nil once the queue is closed and empty.
     func take() -> Element? {
         condition.lock()

@@ -34,6 +34,8 @@ public final class ProgressReporter {
         var soundGaps = 0
         var soundOverruns = 0
         var soundGone = false
+        /// `--realtime adaptive`: the encoder's speed now.
+        var speed: String?
     }
 
     /// Redraws the line if half a second has passed; `counters` is only asked for then.
@@ -49,6 +51,7 @@ public final class ProgressReporter {
         var line = String(format: "\r\u{1B}[K%.1f s  frame %d  capture %.1f fps  encode %.1f fps  %.2f Mbit/s  %@",
                           wall, count, wall > 0 ? Double(c.captured) / wall : 0, wall > 0 ? Double(count) / wall : 0,
                           rate, Self.size(bytes))
+        if let speed = c.speed { line += "  speed \(speed)" }
         let drops = [("queue", c.droppedQueue), ("driver", c.droppedDriver), ("bad", c.bad)]
             .filter { $0.1 > 0 }.map { "\($0.0) \($0.1)" }
         if !drops.isEmpty { line += "  dropped: " + drops.joined(separator: ", ") }

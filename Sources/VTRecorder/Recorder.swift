@@ -56,7 +56,12 @@ public final class Recorder {
     private let source: any CaptureSource
     private let makeSession: SessionFactory
     private let makeOutput: OutputFactory
-    private let realTime: Bool
+    private let realTime: EncoderSettings.RealTimeMode
+    /// `--realtime adaptive` with a session that has speeds to step between.
+    private var speedControl: SpeedController?
+    private var speedSteps: [String] = []
+    /// Says what the recording could not do as asked (no speeds to adapt with).
+    private let notice: (String) -> Void
     private let limits: RecordingLimits
     private let retiming: FrameRate?
     /// `--timing cfr`: the grid's rate; nil encodes every frame once at its own time.
@@ -104,10 +109,11 @@ public final class Recorder {
     /// constant-rate grid (`--timing cfr`). `timestamps` logs each encoded frame's time.
     /// `depth` sizes the queue; the source's pools are sized from the same value. `stills`
     /// is offered every frame after it was encoded.
-    public init(source: any CaptureSource, realTime: Bool, limits: RecordingLimits,
+    public init(source: any CaptureSource, realTime: EncoderSettings.RealTimeMode, limits: RecordingLimits,
                 retiming: FrameRate? = nil, timing: FrameRate? = nil, timestamps: TimestampLog? = nil,
                 depth: PipelineDepth = PipelineDepth(), progress: ProgressReporter? = nil, stills: StillTaker? = nil,
-                audio: AudioRecorder? = nil, makeSession: @escaping SessionFactory, makeOutput: @escaping OutputFactory) {
+                audio: AudioRecorder? = nil, notice: @escaping (String) -> Void = { _ in },
+                makeSession: @escaping SessionFactory, makeOutput: @escaping OutputFactory) {
         precondition(timing == nil || depth.holdsGridFrame, "a constant-rate grid holds a frame the depth must count")
         precondition(stills == nil || depth.holdsStill, "a still taker holds a frame the depth must count")
         self.control = RecordingControl(source: source, depth: depth)
@@ -121,6 +127,7 @@ public final class Recorder {
         self.progress = progress
         self.stills = stills
         self.audio = audio
+        self.notice = notice
         audio?.onFailure = { [control] error in control.fail(error) }
         self.makeSession = makeSession
     }
@@ -148,6 +155,7 @@ public final class Recorder {
             resolved = session.resolvedSettings
             decodeTimes = DecodeTimes(delay: session.reorderDelay,
                                       frameDuration: (retiming ?? source.format.frameRate).frameDuration)
+            if realTime == .adaptive { startSpeedControl(session) }
             if control.isStopRequested {
                 // Stopped while the source was opening: there is nothing to record.
                 reason = .signal
@@ -211,6 +219,11 @@ public final class Recorder {
         statistics.longestCaptureHandoff = control.longestHandoffMilliseconds
         statistics.stills = stills?.statistics
         statistics.audio = audio?.summary
+        if let speedControl {
+            statistics.speed = SpeedStatistics(steps: speedSteps, current: speedControl.step, changes: speedControl.changes,
+                                               seconds: speedControl.seconds(until: MonotonicClock.nanoseconds()),
+                                               history: speedControl.history.map { (Double($0.at) / 1e9, $0.step) })
+        }
         statistics.source = source.statistics
         statistics.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return RecordingResult(statistics: statistics, stopReason: reason, encoder: encoder,
@@ -229,8 +242,8 @@ public final class Recorder {
     private func startCaptureThread() {
         let done = DispatchSemaphore(value: 0)
         captureThreadDone = done
-        let thread = Thread { [control, realTime] in
-            control.capture(realTime: realTime)
+        let thread = Thread { [control, live = realTime.isLive] in
+            control.capture(realTime: live)
             done.signal()
         }
         thread.name = "vtrecord-capture"
@@ -315,8 +328,10 @@ public final class Recorder {
         let outputWantsKey = output?.requiresKeyFrame(for: token, at: pts) ?? false
         inEncoder[token] = FrameRecord(pts: pts, captureTime: captureTime)
         decodeTimes?.arrived(pts)
+        let encodeStarted = MonotonicClock.nanoseconds()
         try session.encode(buffer, pts: pts, forceKeyFrame: keyFrame || outputWantsKey, token: token)
         framesSubmitted += 1
+        if speedControl != nil { try adaptSpeed(session, encodeStarted: encodeStarted) }
     }
 
     private func limitReached(at pts: MediaTime) -> StopReason? {
@@ -355,12 +370,41 @@ public final class Recorder {
             return ProgressReporter.Counters(captured: control.framesCaptured, droppedQueue: control.droppedAtQueue,
                                              droppedDriver: source.droppedBySource, bad: source.badFrames,
                                              duplicated: framesDuplicated, soundGaps: sound?.gaps ?? 0,
-                                             soundOverruns: sound?.overruns ?? 0, soundGone: sound?.gone ?? false)
+                                             soundOverruns: sound?.overruns ?? 0, soundGone: sound?.gone ?? false,
+                                             speed: self.currentSpeed)
         }
     }
 }
 
 extension Recorder {
+    /// `--realtime adaptive`: the controller, if the session has speeds to step between.
+    private func startSpeedControl(_ session: any CompressionSession) {
+        speedSteps = session.speedSteps
+        guard speedSteps.count > 1 else {
+            let reason = speedSteps.isEmpty ? "\(session.encoderName) cannot change its speed while it runs here"
+                : "--speed \(speedSteps[0]) is already its fastest"
+            notice("--realtime adaptive: \(reason); frames are dropped at the queue if it falls behind")
+            return
+        }
+        speedControl = SpeedController(steps: speedSteps.count,
+                                       frameInterval: (retiming ?? source.format.frameRate).frameDuration.seconds,
+                                       cores: MonotonicClock.onlineCores(), queueCapacity: control.queue.capacity)
+    }
+
+    /// After each picture handed to the encoder: the controller's measurements, and the change
+    /// of speed it asks for.
+    private func adaptSpeed(_ session: any CompressionSession, encodeStarted: Int64) throws {
+        let now = MonotonicClock.nanoseconds()
+        let observation = SpeedController.Observation(
+            now: now, encodeNanoseconds: now - encodeStarted, waiting: control.queue.waiting,
+            dropped: control.droppedAtQueue, cpuNanoseconds: MonotonicClock.cpuNanoseconds())
+        guard let step = speedControl?.observe(observation) else { return }
+        try session.setSpeedStep(step)
+    }
+
+    /// The speed the encoder runs at now, for the status line; nil when it does not adapt.
+    var currentSpeed: String? { speedControl.map { speedSteps[$0.step] } }
+
     /// After each frame: the sound up to the latest presentation time written, so the two are
     /// interleaved in the file (and a segment's file gets the sound up to its last picture);
     /// and the sound source is told how far the picture has come.

@@ -26,10 +26,31 @@ public struct RecordingStatistics: Sendable, Equatable {
     public var stills: StillTaker.Statistics?
     /// `--audio`: the sound track; nil without it.
     public var audio: AudioSummary?
+    /// `--realtime adaptive`: the speeds the encoder ran at; nil when it did not adapt.
+    public var speed: SpeedStatistics?
     /// Wall-clock time of the run.
     public var seconds = 0.0
 
     public init() {}
+}
+
+/// `--realtime adaptive`: which speeds the encoder ran at, and for how long.
+public struct SpeedStatistics: Sendable, Equatable {
+    /// The session's speeds, `--speed` first, then each faster one.
+    public var steps: [String]
+    /// The index of the one in force at the end.
+    public var current: Int
+    /// Times the speed changed.
+    public var changes: Int
+    /// Seconds at each step, from the first picture to the end.
+    public var seconds: [Double]
+    /// Each change (the first thousand): seconds since the first picture, and the step taken.
+    public var history: [(at: Double, step: Int)]
+
+    public static func == (a: Self, b: Self) -> Bool {
+        a.steps == b.steps && a.current == b.current && a.changes == b.changes && a.seconds == b.seconds
+            && a.history.elementsEqual(b.history) { $0.at == $1.at && $0.step == $1.step }
+    }
 }
 
 /// How a recording went: counters, why it stopped, and the error that ended it, if any.

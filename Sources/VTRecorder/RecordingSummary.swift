@@ -49,14 +49,17 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
         public var maxBitrate: Int64?
         public var bufsize: Int64?
         public var threads: Int?
+        /// Whether the source was never made to wait (`realtime_mode` adaptive or drop).
         public var realtime: Bool
+        /// `--realtime`: adaptive, drop or off.
+        public var realtimeMode: String
         public var fps: String
         public var sar: String?
 
         enum CodingKeys: String, CodingKey {
             case speed, tune, profile, level, keyint, bframes, entropy
             case rateControl = "rate_control", crf, qp, bitrate
-            case maxBitrate = "max_bitrate", bufsize, threads, realtime, fps, sar
+            case maxBitrate = "max_bitrate", bufsize, threads, realtime, realtimeMode = "realtime_mode", fps, sar
         }
     }
 
@@ -105,6 +108,8 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
     public var snapshotsFailed: Int?
     /// `--audio`: the sound track; absent without it.
     public var audio: Audio?
+    /// `--realtime adaptive`: the speeds the encoder ran at; absent when it did not adapt.
+    public var speed: Speed?
     public var framesBad: Int
     public var framesTruncated: Int
     public var stopReason: StopReason
@@ -121,14 +126,14 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
         case captureFPS = "capture_fps", latencyP50 = "latency_ms_p50", latencyP99 = "latency_ms_p99"
         case captureHandoffMax = "capture_handoff_ms_max"
         case snapshotsWritten = "snapshots_written", snapshotsSkipped = "snapshots_skipped"
-        case snapshotsFailed = "snapshots_failed", audio
+        case snapshotsFailed = "snapshots_failed", audio, speed
         case framesTruncated = "frames_truncated", stopReason = "stop_reason", error, settings
     }
 
     /// `camera` is what a camera was asked for and gave; `format.pixel_format` is then the
     /// camera's format (yuyv, mjpeg…), else the format frames arrive in.
     public init(result: RecordingResult, input: String, output: String, container: Container = .h264,
-                format: SourceFormat, camera: CameraNegotiationReport? = nil, realTime: Bool) {
+                format: SourceFormat, camera: CameraNegotiationReport? = nil, realTime: EncoderSettings.RealTimeMode) {
         let s = result.statistics
         encoder = result.encoder
         self.input = input
@@ -164,6 +169,7 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
         snapshotsSkipped = s.stills?.skipped
         snapshotsFailed = s.stills?.failed
         audio = s.audio.map(Audio.init)
+        speed = s.speed.map(Speed.init)
         framesBad = s.source.badFrames
         framesTruncated = s.source.truncatedFrames
         stopReason = result.stopReason
@@ -222,8 +228,41 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
     }
 }
 
+extension RecordingSummary {
+    /// `--realtime adaptive`: where the encoder's speed went.
+    public struct Speed: Codable, Sendable, Equatable {
+        /// `--speed`: the best the encoder was allowed.
+        public var slowest: String
+        /// The speed at the end.
+        public var last: String
+        /// Times it changed.
+        public var changes: Int
+        /// Seconds at each speed it can step to (`--speed` and every faster one), in that order.
+        public var seconds: [String: Double]
+        /// The speeds, `--speed` first (the keys of `seconds` in order).
+        public var steps: [String]
+        /// Each change, in order (the first thousand): when (seconds since the first
+        /// picture) and to which speed.
+        public var history: [Change]
+
+        public struct Change: Codable, Sendable, Equatable {
+            public var at: Double
+            public var speed: String
+        }
+
+        init(_ s: SpeedStatistics) {
+            slowest = s.steps[0]
+            last = s.steps[s.current]
+            changes = s.changes
+            steps = s.steps
+            seconds = Dictionary(uniqueKeysWithValues: zip(s.steps, s.seconds.map { ($0 * 1000).rounded() / 1000 }))
+            history = s.history.map { Change(at: ($0.at * 1000).rounded() / 1000, speed: s.steps[$0.step]) }
+        }
+    }
+}
+
 extension RecordingSummary.Settings {
-    init(_ s: EncoderSettings, realTime: Bool) {
+    init(_ s: EncoderSettings, realTime: EncoderSettings.RealTimeMode) {
         speed = s.speed
         tune = s.tune
         profile = s.profile?.rawValue
@@ -238,7 +277,8 @@ extension RecordingSummary.Settings {
         maxBitrate = s.effectiveMaxBitRate
         bufsize = s.effectiveBufferSize
         threads = s.threads
-        self.realtime = realTime
+        realtime = realTime.isLive
+        realtimeMode = realTime.rawValue
         fps = s.frameRate.description
         sar = s.sampleAspectRatio?.description
     }

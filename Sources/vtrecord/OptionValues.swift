@@ -103,6 +103,35 @@ struct LevelArgument: ExpressibleByArgument {
 extension EncoderSettings.Profile: ExpressibleByArgument {}
 extension EncoderSettings.Entropy: ExpressibleByArgument {}
 extension EncoderSettings.RateControl: ExpressibleByArgument {}
+
+extension EncoderSettings.RealTimeMode: ExpressibleByArgument {
+    /// Also true and false, as presets written when --realtime was a flag have them: true is
+    /// the live default (adaptive), false is off.
+    public init?(argument: String) {
+        switch argument {
+        case "true": self = .adaptive
+        case "false": self = .off
+        default: self.init(rawValue: argument)
+        }
+    }
+
+    /// `--realtime` with no mode after it (as when it was a flag) means adaptive: the word is
+    /// put in before the parser sees the command line.
+    static func expandingBareFlag(_ arguments: [String]) -> [String] {
+        var result: [String] = []
+        for (index, argument) in arguments.enumerated() {
+            if argument == "--" {
+                result += arguments[index...]
+                break
+            }
+            result.append(argument)
+            guard argument == "--realtime" else { continue }
+            let next: String? = arguments.indices.contains(index + 1) ? arguments[index + 1] : nil
+            if next.map({ $0.hasPrefix("-") }) ?? true { result.append(Self.adaptive.rawValue) }
+        }
+        return result
+    }
+}
 extension EncoderChoice: ExpressibleByArgument {}
 
 /// `--decoder auto|vaapi|software`.

@@ -91,6 +91,9 @@ struct Preset: Sendable {
             }
             return .flag(flag)
         case .option:
+            if value.type == .bool, let flag = value.bool, RecordingOptionCatalog.formerFlags.contains(option.name) {
+                return .text(flag ? "true" : "false")
+            }
             guard let text = scalarText(value) else {
                 throw fail("takes a string or a number, not \(typeName(value.type))")
             }
@@ -137,8 +140,13 @@ struct Preset: Sendable {
     static func unknownKeyProblem(_ key: String, catalog: RecordingOptionCatalog, also: Set<String> = []) -> String {
         let known = catalog.keys + ["description"] + also.sorted()
         var problem = "unknown key"
-        if key.hasPrefix("no-"), let option = catalog.option(String(key.dropFirst(3))), option.kind == .invertibleFlag {
-            return problem + ": write \(option.name) = false"
+        if key.hasPrefix("no-"), let option = catalog.option(String(key.dropFirst(3))) {
+            switch option.kind {
+            case .invertibleFlag: return problem + ": write \(option.name) = false"
+            // --no-realtime stands for --realtime off.
+            case .option: return problem + ": write \(option.name) = \"off\""
+            case .flag, .repeating: break
+            }
         }
         if let nearest = NearestNames.suggestion(for: key, in: known) {
             problem += ": did you mean '\(nearest)'?"

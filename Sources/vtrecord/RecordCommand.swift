@@ -82,7 +82,7 @@ extension VTRecord {
             logger.warning("sample aspect ratio \(stated) does not fit H.264's 16-bit fields: \(coded)")
         }
         settings.fullRange = format.fullRange
-        let realTime = settings.realTime ?? format.isLive
+        let realTime = settings.realTime ?? (format.isLive ? .adaptive : .off)
 
         let selection = try EncoderSelection.select(encoder.encoder, vaDevice: encoder.vaDevice, settings: settings,
                                                     width: format.width, height: format.height)
@@ -128,6 +128,7 @@ extension VTRecord {
             progress: progress,
             stills: stills,
             audio: audio,
+            notice: { [quiet = output.quiet] text in if !quiet { logger.notice("\(text)") } },
             makeSession: { handler in
                 try selection.makeSession(width: format.width, height: format.height, pixelFormat: format.pixelFormat,
                                           settings: settings,
@@ -194,7 +195,7 @@ extension VTRecord {
         let size = input.size ?? FrameSize(width: 1280, height: 720)
         let rate = input.fps?.rate ?? FrameRate(numerator: 30, denominator: 1)!
         return try TestPatternSource(width: size.width, height: size.height, frameRate: rate,
-                                     live: encoder.realtime == true, bufferCount: depth.framesHeld,
+                                     live: encoder.realTimeMode?.isLive == true, bufferCount: depth.framesHeld,
                                      flashes: sound.isTestSound)
     }
 
@@ -254,6 +255,10 @@ extension VTRecord {
         if s.droppedDriver > 0 { line += "; \(s.droppedDriver) frames dropped by the camera driver" }
         if s.framesBad > 0 { line += "; \(s.framesBad) damaged frames skipped" }
         if s.framesDuplicated > 0 { line += "; \(s.framesDuplicated) frames repeated to keep the frame rate" }
+        if let speed = s.speed, speed.changes > 0 {
+            let times = speed.changes == 1 ? "once" : "\(speed.changes) times"
+            line += "; the encoder changed speed \(times) to keep up, ending at \(speed.last) (--speed \(speed.slowest))"
+        }
         if let sound = s.audio {
             let layout = sound.channels == 1 ? "mono" : sound.channels == 2 ? "stereo" : "\(sound.channels) channels"
             line += String(format: "; sound: %.2f s of %@ %d Hz %@ from %@", sound.seconds, sound.codec, sound.rate, layout, sound.device)

@@ -35,6 +35,10 @@ struct RecordingOptionCatalog: Sendable {
     /// Options that make no sense in a preset: they are about this invocation, not a setting.
     static let excluded: Set<String> = ["help", "version", "preset"]
 
+    /// Options that were flags once and still take true and false, so older presets keep
+    /// working: `realtime = true` is adaptive, `false` is off.
+    static let formerFlags: Set<String> = ["realtime"]
+
     func option(_ key: String) -> Option? { options.first { $0.name == key } }
     /// The option a one-letter name (`o` for `-o`) stands for.
     func option(shortName: String) -> Option? { options.first { $0.shortName == shortName } }

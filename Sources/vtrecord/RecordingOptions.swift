@@ -252,8 +252,14 @@ struct EncoderOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Encoder threads (0 = automatic).", valueName: "n"))
     var threads: Int?
 
-    @Flag(inversion: .prefixedNo, help: "Never block the source: drop frames at the queue when the encoder falls behind (default: on for live sources, off for files).")
-    var realtime: Bool?
+    @Option(name: .long, help: ArgumentHelp("When the encoder falls behind a live source: adaptive (step --speed to faster settings and back, so no frame is dropped), drop (drop frames at the queue), off (make the source wait). Default: adaptive for cameras, off for files; --realtime alone is adaptive.", valueName: "mode"))
+    var realtime: EncoderSettings.RealTimeMode?
+
+    @Flag(name: .customLong("no-realtime"), help: "The same as --realtime off.")
+    var noRealtime = false
+
+    /// The mode given, if any (`--no-realtime` is `off`).
+    var realTimeMode: EncoderSettings.RealTimeMode? { noRealtime ? .off : realtime }
 
     func settings() -> EncoderSettings {
         var s = EncoderSettings()
@@ -271,7 +277,7 @@ struct EncoderOptions: ParsableArguments {
         s.maxBitRate = maxBitrate?.value
         s.bufferSize = bufsize?.value
         s.threads = threads
-        s.realTime = realtime
+        s.realTime = realTimeMode
         return s
     }
 }

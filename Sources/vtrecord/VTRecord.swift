@@ -1,6 +1,7 @@
 import ArgumentParser
 import Logging
 import VTCore
+import VTEncoding
 import VTRecorder
 
 #if canImport(Glibc)
@@ -78,7 +79,7 @@ struct VTRecord: ParsableCommand {
         SignalMonitor.ignoreWriteSignals()
         LoggingSystem.bootstrap { _ in DiagnosticsLogHandler(level: .info) }
         do {
-            let arguments = Array(CommandLine.arguments.dropFirst())
+            let arguments = EncoderSettings.RealTimeMode.expandingBareFlag(Array(CommandLine.arguments.dropFirst()))
             if arguments.count >= 3, arguments[0] == "presets", arguments[1] == "show", !arguments[2].hasPrefix("-"),
                !arguments.contains("--help"), !arguments.contains("-h") {
                 try Presets.Show.run(name: arguments[2], flags: Array(arguments[3...]))

@@ -1,3 +1,4 @@
+import CX264
 import Testing
 import VTCore
 @testable import VTEncoding
@@ -130,5 +131,74 @@ import VTCore
         #expect(session.resolvedSettings.rateControl == .crf)
         #expect(session.resolvedSettings.crf == 23)
         #expect(session.resolvedSettings.keyFrameInterval == .frames(50))
+    }
+}
+
+/// `--realtime adaptive`: x264's analysis settings change on the running encoder, one step per
+/// faster preset, and back, without a new keyframe or new parameter sets.
+@Suite struct X264SpeedStepTests {
+    @Test func theStepsAreSpeedThenEveryFasterPreset() throws {
+        var s = EncoderSettings()
+        s.speed = "slow"
+        let session = try X264Session(width: 160, height: 96, pixelFormat: .i420, settings: s) { _ in }
+        try session.prepare()
+        #expect(session.speedSteps == ["slow", "medium", "fast", "faster", "veryfast", "superfast", "ultrafast"])
+    }
+
+    /// What the faster presets' analysis looks like, as x264's own defaults give it.
+    static func preset(_ name: String) -> x264_param_t {
+        var p = x264_param_t()
+        _ = x264_param_default_preset(&p, name, nil)
+        return p
+    }
+
+    @Test func eachStepHoldsOnTheRunningEncoderAndTheStreamStaysOne() throws {
+        var s = EncoderSettings()
+        s.speed = "veryslow"
+        s.frameRate = FrameRate(numerator: 25, denominator: 1)!
+        s.keyFrameInterval = .frames(250)
+        var frames: [EncodedFrame] = []
+        let session = try X264Session(width: 160, height: 96, pixelFormat: .i420, settings: s) { frames.append($0) }
+        try session.prepare()
+        let opened = session.currentParameters
+        let format = session.formatDescription
+        let buffer = PixelBuffer(format: .i420, width: 160, height: 96)
+        var n = 0
+        func encode(_ count: Int) throws {
+            for _ in 0..<count {
+                X264SessionTests.fill(buffer, frame: n)
+                try session.encode(buffer, pts: MediaTime(value: Int64(n), timescale: 25), forceKeyFrame: false,
+                                   token: FrameToken(UInt64(n)))
+                n += 1
+            }
+        }
+        try encode(10)
+        for (step, name) in session.speedSteps.enumerated().reversed() + [(0, "veryslow")] {
+            try session.setSpeedStep(step)
+            // x264 applies a change when its next picture starts encoding.
+            try encode(80)
+            let now = session.currentParameters
+            let want = step == 0 ? opened : Self.preset(name)
+            #expect(now.analyse.i_subpel_refine == max(1, want.analyse.i_subpel_refine), "\(name): subme")
+            #expect(now.analyse.i_me_method == want.analyse.i_me_method, "\(name): me")
+            #expect(now.analyse.i_trellis == want.analyse.i_trellis, "\(name): trellis")
+            #expect(now.i_frame_reference == min(want.i_frame_reference, opened.i_frame_reference), "\(name): refs")
+            #expect(now.analyse.inter == want.analyse.inter, "\(name): partitions")
+            #expect(now.b_deblocking_filter == want.b_deblocking_filter, "\(name): deblocking")
+            // What the open fixed stays: B-frames, lookahead, scene-cut detection, CABAC.
+            #expect(now.i_bframe == opened.i_bframe && now.rc.i_lookahead == opened.rc.i_lookahead)
+            #expect(now.i_scenecut_threshold == opened.i_scenecut_threshold && now.b_cabac == opened.b_cabac)
+        }
+        try session.completeFrames()
+        #expect(session.formatDescription == format, "the parameter sets did not change")
+        #expect(frames.count == n)
+        // x264 opens a scene-cut IDR where the picture changes; a change of speed opens none.
+        let keyFrames = frames.filter(\.isKeyFrame).map(\.pts.value)
+        let control = try X264SessionTests().encode(s, count: n).1.filter(\.isKeyFrame).map(\.pts.value)
+        #expect(keyFrames == control, "IDRs where the same encoder without changes puts them")
+        for frame in frames {
+            let types = X264SessionTests.nalTypes(frame.data) ?? []
+            #expect(!types.contains(7) && !types.contains(8), "no SPS or PPS in band")
+        }
     }
 }

@@ -235,7 +235,8 @@ import VTTestSupport
         let camera = try FakeCamera(knobs: [.formats("YUYV:1920x1080@30"), .noise(amplitude: 12)])
         let child = try ChildProcess(
             [Tools.vtrecord, "--device", camera.path, "--size", "1920x1080", "--fps", "30", "--timing", "passthrough",
-             "--encoder", "x264", "--speed", "slow", "--tune", "zerolatency", "--threads", "1", "-o", camera.file("out.h264"),
+             "--encoder", "x264", "--speed", "slow", "--tune", "zerolatency", "--threads", "1", "--realtime", "drop",
+             "-o", camera.file("out.h264"),
              "--json-summary", camera.file("summary.json")],
             environment: try camera.environment())
         #expect(child.waitForStandardError(containing: "recording"), "\(child.standardErrorSoFar)")

@@ -2,11 +2,12 @@ import Foundation
 import Testing
 import VTTestSupport
 
-/// An encoder slower than the camera, for every `--buffers` value vtrecord accepts and every
-/// pixel format: the camera is never made to wait, so its driver drops nothing; the frames the
-/// encoder cannot take are dropped at the queue and counted; every frame captured is written,
-/// counted as dropped, or was still held when the recording reached its limit; and the capture
-/// thread never takes longer than a frame interval to pass a frame on.
+/// An encoder slower than the camera, with `--realtime drop` (it keeps its speed), for every
+/// `--buffers` value vtrecord accepts and every pixel format: the camera is never made to wait,
+/// so its driver drops nothing; the frames the encoder cannot take are dropped at the queue and
+/// counted; every frame captured is written, counted as dropped, or was still held when the
+/// recording reached its limit; and the capture thread never takes longer than a frame
+/// interval to pass a frame on.
 ///
 /// Nested in CameraRecordingTests, whose `.serialized` covers it: real-time capture.
 extension CameraRecordingTests {
@@ -49,7 +50,7 @@ extension CameraRecordingTests {
                 let summaryPath = camera.file("summary-\(buffers).json")
                 let r = try ChildProcess.run(
                     [Tools.vtrecord, "--device", camera.path, "--format", format, "--size", "320x240", "--fps", "60",
-                     "--buffers", "\(buffers)", "--encoder", "vaapi", "--va-device", va.devicePath,
+                     "--buffers", "\(buffers)", "--realtime", "drop", "--encoder", "vaapi", "--va-device", va.devicePath,
                      "--duration", "0.6s", "-o", "/dev/null", "--json-summary", summaryPath, "--quiet"],
                     environment: environment, timeout: .seconds(60))
                 #expect(r.status == 0, "--buffers \(buffers): \(r.transcript)")
@@ -72,7 +73,7 @@ extension CameraRecordingTests {
                 let summaryPath = camera.file("summary-\(buffers).json")
                 let r = try ChildProcess.run(
                     [Tools.vtrecord, "--device", camera.path, "--format", format, "--size", "1920x1080", "--fps", "30",
-                     "--buffers", "\(buffers)", "--speed", "veryslow", "--tune", "zerolatency",
+                     "--buffers", "\(buffers)", "--realtime", "drop", "--speed", "veryslow", "--tune", "zerolatency",
                      "--timing", "passthrough", "--duration", "2s",
                      "-o", "/dev/null", "--json-summary", summaryPath, "--quiet"],
                     environment: try camera.environment(), timeout: .seconds(120))

@@ -50,7 +50,7 @@ import VTTestSupport
             settings.speed = "ultrafast"
             settings.bFrames = 2
             let output = FailingOutput()
-            let recorder = Recorder(source: JitteredCamera(frames: frames, jitter: 4_000), realTime: false,
+            let recorder = Recorder(source: JitteredCamera(frames: frames, jitter: 4_000), realTime: .off,
                                     limits: RecordingLimits(),
                                     makeSession: { handler in
                                         try X264Session(width: 64, height: 64, pixelFormat: .i420, settings: settings,

@@ -38,7 +38,7 @@ import VTTestSupport
             let session = StubSession(output: { try handler?($0) }, delay: 2) { index in
                 if c.failure == .encoder && index == 6 { throw EncoderError.encodeFailed(encoder: "stub", frame: index) }
             }
-            let recorder = Recorder(source: source, realTime: false, limits: RecordingLimits(),
+            let recorder = Recorder(source: source, realTime: .off, limits: RecordingLimits(),
                                     timing: c.grid ? rate : nil, depth: PipelineDepth(holdsGridFrame: c.grid),
                                     makeSession: { output in handler = output; return session },
                                     makeOutput: {

@@ -52,7 +52,7 @@ import VTTestSupport
                 camera.encoderBusy.signal()
                 box.control?.queue.waitForBlockedProducer()
             })
-            let recorder = Recorder(source: camera, realTime: true, limits: RecordingLimits(),
+            let recorder = Recorder(source: camera, realTime: .drop, limits: RecordingLimits(),
                                     depth: PipelineDepth(queue: 1),
                                     makeSession: { _ in session },
                                     makeOutput: { try AnnexBWriter(path: "/dev/null", overwrite: true) })

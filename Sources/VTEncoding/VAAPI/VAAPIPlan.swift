@@ -35,6 +35,9 @@ public struct VAAPIPlan: Sendable {
     public var entropy: EncoderSettings.Entropy
     /// VAEncMiscParameterBufferQualityLevel from `--speed`, when the driver has levels.
     public var qualityLevel: Int?
+    /// The driver's fastest quality level (its EncQualityRange), when it has levels: how far
+    /// `--realtime adaptive` can step.
+    public var fastestQualityLevel: Int?
     /// Things the user asked for that this device changes, one line each.
     public var notices: [String]
 
@@ -154,6 +157,7 @@ public struct VAAPIPlan: Sendable {
         self.bFrames = bFrames
         self.entropy = chosen.name == .baseline ? .cavlc : (settings.entropy ?? .cabac)
         self.qualityLevel = qualityLevel
+        self.fastestQualityLevel = qualityLevel == nil ? nil : entry.qualityLevels
         self.notices = notices
     }
 

@@ -13,6 +13,11 @@ extension VAAPISession {
                 var sequence = sequenceParameters()
                 buffers.append(try makeBuffer(VAEncSequenceParameterBufferType, &sequence))
                 buffers += try miscParameterBuffers()
+                qualityLevelSent = qualityLevel
+            } else if qualityLevel != qualityLevelSent, let level = qualityLevel {
+                // A change of speed (`--realtime adaptive`) goes with the next picture.
+                buffers.append(try qualityLevelBuffer(level))
+                qualityLevelSent = level
             }
             var pictureParameters = pictureParameters(picture, coded: coded)
             buffers.append(try makeBuffer(VAEncPictureParameterBufferType, &pictureParameters))
@@ -116,16 +121,20 @@ extension VAAPISession {
             let fitting = settings.frameRate.approximated(limit: 0xFFFF)
             rate.framerate = UInt32(fitting.denominator) << 16 | UInt32(fitting.numerator)
             buffers.append(try miscBuffer(VAEncMiscParameterTypeFrameRate, rate))
-            if let level = plan.qualityLevel {
-                var quality = VAEncMiscParameterBufferQualityLevel()
-                quality.quality_level = UInt32(level)
-                buffers.append(try miscBuffer(VAEncMiscParameterTypeQualityLevel, quality))
+            if let level = qualityLevel {
+                buffers.append(try qualityLevelBuffer(level))
             }
             return buffers
         } catch {
             for id in buffers { _ = vaDestroyBuffer(display, id) }
             throw error
         }
+    }
+
+    private func qualityLevelBuffer(_ level: Int) throws(VAAPIFailure) -> VABufferID {
+        var quality = VAEncMiscParameterBufferQualityLevel()
+        quality.quality_level = UInt32(level)
+        return try miscBuffer(VAEncMiscParameterTypeQualityLevel, quality)
     }
 
     func sequenceParameters() -> VAEncSequenceParameterBufferH264 {

@@ -52,6 +52,10 @@ public final class VAAPISession: CompressionSession {
     /// Pictures submitted and not yet collected at most; the hardware codes one while the
     /// next is uploaded.
     private let pipelineDepth = 2
+    /// The quality level pictures are coded at now (`--speed`, then `--realtime adaptive`'s
+    /// steps), and the one the driver was last sent.
+    var qualityLevel: Int?
+    var qualityLevelSent: Int?
 
     private struct Submitted {
         var picture: PlannedPicture
@@ -70,6 +74,7 @@ public final class VAAPISession: CompressionSession {
             throw UsageError("VA-API encodes 4:2:0 pictures of even size, not \(width)x\(height)")
         }
         self.plan = plan
+        qualityLevel = plan.qualityLevel
         self.width = width
         self.height = height
         self.settings = settings
@@ -206,6 +211,22 @@ public final class VAAPISession: CompressionSession {
             try submit(picture)
         }
         while !inFlight.isEmpty { try collectOldest() }
+    }
+
+    /// The driver's quality levels from the one `--speed` chose to its fastest, as "level N".
+    public var speedSteps: [String] {
+        guard let first = plan.qualityLevel, let last = plan.fastestQualityLevel, last > first else {
+            return plan.qualityLevel.map { ["level \($0)"] } ?? []
+        }
+        return (first...last).map { "level \($0)" }
+    }
+
+    /// A new quality level, sent with the next picture.
+    public func setSpeedStep(_ step: Int) throws(EncoderError) {
+        guard let first = plan.qualityLevel else {
+            preconditionFailure("\(encoderName) has no speeds to step between")
+        }
+        qualityLevel = first + step
     }
 
     public func invalidate() {

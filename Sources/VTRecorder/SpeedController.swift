@@ -1,0 +1,175 @@
+import Foundation
+
+/// `--realtime adaptive`: chooses, frame by frame, which of the session's speed steps a live
+/// source's encoder runs at, so that it keeps up without dropping and still spends what the
+/// machine can give on quality. Step 0 is `--speed`, the best allowed; higher steps are faster.
+///
+/// It measures, after each picture handed to the encoder:
+/// - the pressure on the queue: frames waiting in it, and frames dropped at it;
+/// - the encoder's time per picture: how long the encode call took (including writing what
+///   came out), smoothed, as a fraction of the frame interval. An encoder that keeps up
+///   returns within the interval; one that falls behind blocks for longer;
+/// - the CPU the process uses, as a fraction of the cores it may run on, over half-second
+///   windows. A frame-threaded encoder (x264) returns quickly until every core is busy, so
+///   its call time alone shows too little headroom; a hardware encoder uses little CPU, so its
+///   call time is what counts. The load is the larger of the two.
+///
+/// It steps faster at once when frames wait or were dropped, or the load passes `busy`; by
+/// more than one step when the load says one would not be enough. Then it waits for the
+/// change to show (pictures already in the encoder keep their settings) before judging again.
+/// It steps back towards `--speed` only after `calm` of steady headroom (load under `idle`,
+/// the queue empty, nothing dropped); a step it had to leave again soon after taking it waits
+/// twice as long before the next try, so it does not go back and forth.
+///
+/// Owned by the encoder thread.
+struct SpeedController {
+    /// What is measured after each picture.
+    struct Observation {
+        /// CLOCK_MONOTONIC nanoseconds after the encode call returned.
+        var now: Int64
+        /// How long the encode call took.
+        var encodeNanoseconds: Int64
+        /// Frames waiting in the queue.
+        var waiting: Int
+        /// Frames dropped at the queue so far.
+        var dropped: Int
+        /// The process's CPU time so far.
+        var cpuNanoseconds: Int64
+    }
+
+    /// Load (a fraction of the frame interval, or of the cores) above which the encoder steps
+    /// faster even with an empty queue: room for a keyframe or a scene change.
+    static let busy = 0.85
+    /// Load under which there is room for the next slower step (each is 1.4–2× the cost of
+    /// the one after it).
+    static let idle = 0.5
+    /// Steady headroom before the first try of a slower step; doubled for a step that had to
+    /// be left within `tooSoon` of taking it, up to `longestCalm`.
+    static let calm: Int64 = 3_000_000_000
+    static let longestCalm: Int64 = 60_000_000_000
+    static let tooSoon: Int64 = 10_000_000_000
+    /// How often the CPU share is measured.
+    static let window: Int64 = 500_000_000
+    /// Frame intervals to wait after a change before judging it: the pictures in the encoder
+    /// were started at the old settings.
+    static let settleFrames = 6.0
+
+    let steps: Int
+    let frameInterval: Double
+    let cores: Int
+    let queueCapacity: Int
+
+    private(set) var step = 0
+    private(set) var changes = 0
+    /// Nanoseconds spent at each step.
+    private(set) var nanosecondsAt: [Int64]
+    /// Each change: nanoseconds since the first picture, and the step taken (the first
+    /// `historyLimit` of them).
+    private(set) var history: [(at: Int64, step: Int)] = []
+    static let historyLimit = 1000
+
+    private var started = false
+    private var firstPicture: Int64 = 0
+    private var lastChange: Int64 = 0
+    /// Whether the current step was reached by stepping towards `--speed`.
+    private var cameUp = false
+    private var callLoad = 0.0
+    private var windowStart: Int64?
+    private var windowCPU: Int64 = 0
+    private var cpuLoad = 0.0
+    private var lastDropped = 0
+    /// Since when there has been headroom (nil: not now).
+    private var calmSince: Int64?
+    /// The headroom each step needs before it is tried again.
+    private var calmNeeded: [Int64]
+
+    init(steps: Int, frameInterval: Double, cores: Int, queueCapacity: Int) {
+        precondition(steps > 1)
+        self.steps = steps
+        self.frameInterval = frameInterval
+        self.cores = max(1, cores)
+        self.queueCapacity = queueCapacity
+        nanosecondsAt = Array(repeating: 0, count: steps)
+        calmNeeded = Array(repeating: Self.calm, count: steps)
+    }
+
+    /// The larger of the two loads.
+    var load: Double { max(callLoad, cpuLoad) }
+
+    /// Takes one picture's measurements; returns the step to change to, if any.
+    mutating func observe(_ o: Observation) -> Int? {
+        if !started {
+            started = true
+            lastChange = o.now
+            firstPicture = o.now
+        }
+        let interval = frameInterval * 1e9
+        // About eight pictures of memory: one slow picture (a keyframe) is not a trend; a
+        // sudden overload shows in the queue first anyway.
+        callLoad += (Double(o.encodeNanoseconds) / interval - callLoad) / 8
+        measureCPU(o)
+        let droppedNow = o.dropped > lastDropped
+        lastDropped = o.dropped
+
+        let pressed = droppedNow || o.waiting * 2 >= queueCapacity || load > Self.busy
+        let settled = Double(o.now - lastChange) >= Self.settleFrames * interval
+        if pressed {
+            calmSince = nil
+            guard settled, step < steps - 1 else { return nil }
+            // Each step faster is about 1.5× cheaper: enough steps to bring the load under
+            // busy. A picture that took several intervals shows an overload the smoothed
+            // load has not caught up with yet.
+            let overload = max(load, Double(o.encodeNanoseconds) / interval)
+            let needed = overload > Self.busy ? Int((log(overload / Self.busy) / log(1.5)).rounded(.up)) : 1
+            return change(to: min(steps - 1, step + max(1, needed)), at: o.now)
+        }
+        let roomy = load < Self.idle && o.waiting == 0
+        guard roomy, step > 0 else {
+            calmSince = nil
+            return nil
+        }
+        let since = calmSince ?? o.now
+        calmSince = since
+        guard o.now - since >= calmNeeded[step - 1], settled else { return nil }
+        return change(to: step - 1, at: o.now)
+    }
+
+    private mutating func change(to next: Int, at now: Int64) -> Int {
+        if next > step, cameUp, now - lastChange < Self.tooSoon {
+            // The step just tried could not be held: try it again later than last time.
+            calmNeeded[step] = min(Self.longestCalm, calmNeeded[step] * 2)
+        }
+        nanosecondsAt[step] += max(0, now - lastChange)
+        cameUp = next < step
+        step = next
+        changes += 1
+        if history.count < Self.historyLimit { history.append((now - firstPicture, next)) }
+        lastChange = now
+        calmSince = nil
+        // The new step's cost is not known yet: judge it afresh.
+        callLoad = 0
+        cpuLoad = 0
+        windowStart = nil
+        return next
+    }
+
+    private mutating func measureCPU(_ o: Observation) {
+        guard let start = windowStart else {
+            windowStart = o.now
+            windowCPU = o.cpuNanoseconds
+            return
+        }
+        let elapsed = o.now - start
+        guard elapsed >= Self.window else { return }
+        cpuLoad = Double(o.cpuNanoseconds - windowCPU) / Double(elapsed) / Double(cores)
+        windowStart = o.now
+        windowCPU = o.cpuNanoseconds
+    }
+
+    /// Seconds at each step up to `now`.
+    func seconds(until now: Int64) -> [Double] {
+        var totals = nanosecondsAt
+        if started { totals[step] += max(0, now - lastChange) }
+        return totals.map { Double($0) / 1e9 }
+    }
+}

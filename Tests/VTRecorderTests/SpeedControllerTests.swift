@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+@testable import VTRecorder
+
+/// The adaptive speed controller on made-up measurements: an encoder whose cost per picture
+/// follows its step, on a clock the test moves.
+@Suite struct SpeedControllerTests {
+    /// 30 fps; four frames of queue; two cores.
+    static let interval: Int64 = 33_333_333
+
+    /// Runs `seconds` of pictures through `controller`. `cost(step, t)` is the encoder's time per
+    /// picture (nanoseconds) at a step and a time; the queue fills when it exceeds the frame
+    /// interval and frames are dropped when it is full, as in the pipeline.
+    struct Simulation {
+        var controller = SpeedController(steps: 6, frameInterval: 1.0 / 30, cores: 2, queueCapacity: 4)
+        var now: Int64 = 0
+        var backlog: Int64 = 0
+        var dropped = 0
+        var cpu: Int64 = 0
+        /// (time, dropped so far) whenever a frame was dropped.
+        var drops: [Int64] = []
+
+        mutating func run(seconds: Double, cost: (Int, Int64) -> Int64) {
+            let end = now + Int64(seconds * 1e9)
+            while now < end {
+                let took = cost(controller.step, now)
+                now += SpeedControllerTests.interval
+                // The encoder's work beyond the interval piles up in the queue, in frames.
+                backlog = max(0, backlog + took - SpeedControllerTests.interval)
+                var waiting = Int(backlog / SpeedControllerTests.interval)
+                if waiting > 4 {
+                    dropped += waiting - 4
+                    drops.append(now)
+                    backlog -= Int64(waiting - 4) * SpeedControllerTests.interval
+                    waiting = 4
+                }
+                cpu += took
+                if let step = controller.observe(.init(now: now, encodeNanoseconds: min(took, 4 * SpeedControllerTests.interval),
+                                                       waiting: waiting, dropped: dropped, cpuNanoseconds: cpu)) {
+                    #expect(step == controller.step)
+                }
+            }
+        }
+    }
+
+    /// Step 0 costs 4 intervals; each step faster is 1.6× cheaper.
+    static func costly(_ step: Int, _ t: Int64) -> Int64 {
+        Int64(Double(4 * interval) / pow(1.6, Double(step)))
+    }
+
+    @Test func anOverloadedEncoderStepsFasterWithinASecondAndStopsDropping() {
+        var s = Simulation()
+        s.run(seconds: 10, cost: Self.costly)
+        let lastDrop = s.drops.last ?? 0
+        #expect(lastDrop < 1_000_000_000, "dropped until \(Double(lastDrop) / 1e9) s")
+        // 4/1.6^3 = 0.98 of an interval is too slow to hold; 4/1.6^4 = 0.61 holds.
+        #expect(s.controller.step == 4)
+        #expect(s.controller.changes <= 4, "it settled rather than wandering: \(s.controller.history)")
+    }
+
+    @Test func itStepsBackWhenTheLoadGoesAwayAndNotBefore() {
+        var s = Simulation()
+        // Three times as costly between 2 s and 8 s, as if another job took the machine.
+        let busy = { (step: Int, t: Int64) -> Int64 in
+            let base = Int64(Double(Self.interval) * 0.3 * pow(1.6, Double(2 - step)))
+            return (2_000_000_000..<8_000_000_000).contains(t) ? base * 3 : base
+        }
+        s.run(seconds: 8, cost: busy)
+        let during = s.controller.step
+        #expect(during >= 2, "stepped faster under the load")
+        s.run(seconds: 20, cost: busy)
+        #expect(s.controller.step < during, "stepped back once the load went")
+        #expect(s.controller.step <= 1)
+        // Each step back waited for at least three seconds of room.
+        let ups = zip(s.controller.history, s.controller.history.dropFirst()).filter { $1.step < $0.step }
+        for (before, up) in ups {
+            #expect(up.at - before.at >= SpeedController.calm)
+        }
+    }
+
+    @Test func aStepThatCannotBeHeldIsTriedLessOften() {
+        var s = Simulation()
+        // Step 0 costs 1.2 intervals: too slow, though it looks roomy from step 1 (0.45).
+        s.run(seconds: 60) { step, _ in step == 0 ? Self.interval * 12 / 10 : Self.interval * 45 / 100 }
+        let triesAtZero = s.controller.history.filter { $0.step == 0 }.map(\.at)
+        #expect(triesAtZero.count >= 2 && triesAtZero.count <= 5, "tries of step 0: \(triesAtZero)")
+        let gaps = zip(triesAtZero, triesAtZero.dropFirst()).map { $1 - $0 }
+        #expect(gaps == gaps.sorted(), "each try waits longer than the one before: \(gaps)")
+    }
+
+    @Test func theSecondsAtEachStepAddUpToTheRecording() {
+        var s = Simulation()
+        s.run(seconds: 12, cost: Self.costly)
+        let total = s.controller.seconds(until: s.now).reduce(0, +)
+        #expect(abs(total - (12 - 1.0 / 30)) < 0.05, "\(total)")
+    }
+}
