@@ -1,6 +1,14 @@
 """Live from the fake camera (Tests/FakeV4L2, preloaded as the tests preload it) at 720p30 and
-1080p30, YUYV and MJPEG, --speed veryfast, DURATION seconds each: frames dropped, capture →
-write latency, CPU use, and resident memory shortly after the start and at the end.
+1080p30, YUYV and MJPEG, --speed veryfast with --realtime drop (the speed held), DURATION seconds
+each: frames dropped, capture → write latency, CPU use, and resident memory shortly after the
+start and at the end.
+
+Then --realtime adaptive against fixed speeds (adaptive_bench): 1080p30 YUYV and MJPEG from
+--speed medium and slow with adaptive, and each x264 preset from ultrafast to slow held fixed
+(--realtime drop), all at the same average bit rate: frames dropped, the speeds adaptive went
+through, and the file's quality against the camera's own pictures (SSIM and PSNR of luma, by
+FFmpeg's ssim and psnr filters), for every run that dropped nothing (a run that dropped frames
+has pictures missing, and its frozen moments are what it costs).
 
 The fake camera paints its pictures (with sensor-like noise, so the encoder works as hard as
 with a real camera) and, for MJPEG, compresses them, inside the recording process, on the
@@ -16,6 +24,8 @@ memory (RING pictures) is inside the resident figures.
 
 import json
 import os
+import re
+import subprocess
 import time
 from pathlib import Path
 
@@ -71,13 +81,15 @@ def resident_kib(pid):
     return None
 
 
-def record(knobs, library, size, width, height, pixel_format):
-    output = knobs.work / "live.h264"
+def record(knobs, library, size, width, height, pixel_format, speed=SPEED, realtime="drop", extra=(),
+           output_name="live.h264", keep=False):
+    output = knobs.work / output_name
     summary = knobs.work / "live-summary.json"
     log = knobs.work / "live.log"
     env = camera_environment(library, knobs.work / "live-camera-report.txt", knobs.noise)
     argv = [knobs.vtrecord, "--device", DEVICE, "--size", f"{width}x{height}", "--fps", RATE,
-            "--format", pixel_format, "--speed", SPEED, "--encoder", "x264", "--duration", f"{knobs.live_seconds}s",
+            "--format", pixel_format, "--speed", speed, "--realtime", realtime, "--encoder", "x264",
+            "--duration", f"{knobs.live_seconds}s", *extra,
             "-o", output, "--overwrite", "--quiet", "--json-summary", summary]
     started = time.monotonic()
     pid = spawn(argv, log, env=env)
@@ -102,7 +114,8 @@ def record(knobs, library, size, width, height, pixel_format):
         raise ToolFailed(f"live {size} {pixel_format}: the camera gave {facts['format']}")
     if rss_start is None or rss_end is None:
         raise ToolFailed(f"live {size} {pixel_format}: ended before {START_SAMPLE_SECONDS} s, no start RSS")
-    output.unlink()
+    if not keep:
+        output.unlink()
     return facts, usage, rss_start, rss_end
 
 
@@ -143,4 +156,86 @@ def bench(knobs):
             "rss_start_mib": rss_start / 1024, "rss_end_mib": rss_end / 1024,
             "peak_rss_mib": usage.max_rss_kib / 1024,
         })
+    return results
+
+
+# --realtime adaptive against fixed speeds.
+ADAPTIVE_FORMATS = ("yuyv", "mjpeg")
+ADAPTIVE_FROM = ("medium", "slow")
+FIXED_SPEEDS = ("ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow")
+# The same average for every run, so their quality compares at one bit rate.
+BITRATE = "6M"
+
+
+def camera_pictures(knobs, library, pixel_format):
+    """The fake camera's RING pictures as the recorder receives them (YUYV, or MJPEG decoded),
+    4:2:0, as a Y4M: every frame the camera gives is one of them in turn."""
+    raw = knobs.work / f"ring.{pixel_format}"
+    env = camera_environment(library, knobs.work / "ring-camera-report.txt", knobs.noise)
+    run(["v4l2-ctl", "-d", DEVICE, f"--set-fmt-video=width=1920,height=1080,pixelformat={FOURCC[pixel_format]}",
+         "--stream-mmap", f"--stream-count={RING}", f"--stream-to={raw}"], env=env)
+    ring = knobs.work / f"ring-{pixel_format}.y4m"
+    source = (["-f", "rawvideo", "-pix_fmt", "yuyv422", "-s", "1920x1080"] if pixel_format == "yuyv"
+              else ["-f", "mjpeg"])
+    run(["ffmpeg", "-v", "error", "-y", *source, "-r", str(RATE), "-i", raw, "-pix_fmt", "yuv420p",
+         "-frames:v", str(RING), ring])
+    raw.unlink()
+    return ring
+
+
+def quality(knobs, recording, ring, frames):
+    """Luma SSIM and PSNR (dB) of `recording` against the camera's pictures, frame n against
+    picture n mod RING."""
+    graph = "[0:v]format=yuv420p,split[a][b];[1:v]split[c][d];[a][c]ssim;[b][d]psnr"
+    result = subprocess_stderr(["ffmpeg", "-hide_banner", "-i", recording, "-stream_loop", "-1", "-i", ring,
+                                "-lavfi", graph, "-frames:v", str(frames), "-f", "null", "-"])
+    ssim = re.search(r"SSIM Y:([0-9.]+)", result)
+    psnr = re.search(r"PSNR y:([0-9.]+|inf)", result)
+    if not ssim or not psnr:
+        raise ToolFailed(f"no SSIM/PSNR for {recording}:\n{result[-2000:]}")
+    return float(ssim.group(1)), float(psnr.group(1))
+
+
+def subprocess_stderr(argv):
+    """Runs an FFmpeg whose findings are on standard error; that text."""
+    result = subprocess.run([str(a) for a in argv], stdin=subprocess.DEVNULL, capture_output=True, timeout=1800)
+    if result.returncode != 0:
+        raise ToolFailed(f"{' '.join(map(str, argv))}: exit {result.returncode}\n{result.stderr.decode()[-2000:]}")
+    return result.stderr.decode(errors="replace")
+
+
+def adaptive_bench(knobs):
+    if Path(DEVICE).exists():
+        raise SystemExit(f"{DEVICE} exists: the fake camera needs a path that is not on disk")
+    library = build_fake_camera(knobs.work)
+    results = []
+    for pixel_format in ADAPTIVE_FORMATS:
+        ring = camera_pictures(knobs, library, pixel_format)
+        cases = [("adaptive", speed) for speed in ADAPTIVE_FROM] + [("drop", speed) for speed in FIXED_SPEEDS]
+        for realtime, speed in cases:
+            note(f"live adaptive: 1080p{RATE} {pixel_format}, --speed {speed} --realtime {realtime}, "
+                 f"{knobs.live_seconds} s")
+            facts, usage, _, _ = record(knobs, library, "1080p", 1920, 1080, pixel_format, speed=speed,
+                                        realtime=realtime, extra=("--bitrate", BITRATE),
+                                        output_name="adaptive.mp4", keep=True)
+            output = knobs.work / "adaptive.mp4"
+            dropped = facts["dropped_queue"] + facts["dropped_driver"]
+            ssim = psnr = None
+            if dropped == 0:
+                ssim, psnr = quality(knobs, output, ring, facts["frames_encoded"])
+            output.unlink()
+            speeds = facts.get("speed") or {}
+            results.append({
+                "format": pixel_format, "size": "1080p", "fps": RATE, "seconds": knobs.live_seconds,
+                "camera_noise": knobs.noise, "camera_picture_ring": RING, "bitrate_asked": BITRATE,
+                "realtime": realtime, "speed": speed,
+                "frames_captured": facts["frames_captured"], "frames_encoded": facts["frames_encoded"],
+                "dropped_queue": facts["dropped_queue"], "dropped_driver": facts["dropped_driver"],
+                "bitrate": facts["bitrate"], "ssim_y": ssim, "psnr_y": psnr,
+                "cpu_percent": 100.0 * usage.cpu / usage.wall,
+                "latency_ms_p50": facts.get("latency_ms_p50"),
+                "speed_changes": speeds.get("changes"), "speed_last": speeds.get("last"),
+                "speed_seconds": {k: v for k, v in (speeds.get("seconds") or {}).items() if v > 0},
+            })
+        ring.unlink()
     return results

@@ -62,6 +62,27 @@ def targets(results):
         found.append(target("RSS flat during live recording", f"≤ {RSS_GROWTH_LIMIT:.0%} growth",
                             f"{growth:+.1%}", growth <= RSS_GROWTH_LIMIT,
                             "VmRSS at the end ÷ VmRSS 2 s after the start, the largest growth of the live runs"))
+    adaptive = results.get("live_adaptive")
+    if adaptive:
+        runs = [r for r in adaptive if r["realtime"] == "adaptive"]
+        drops = sum(r["dropped_queue"] + r["dropped_driver"] for r in runs)
+        found.append(target("adaptive drops at 1080p30 medium/slow", "0", drops, drops == 0,
+                            "dropped_queue + dropped_driver of --realtime adaptive from --speed medium and slow, "
+                            "YUYV and MJPEG"))
+        margins = []
+        for r in runs:
+            fixed = [f["ssim_y"] for f in adaptive if f["realtime"] == "drop" and f["format"] == r["format"]
+                     and f["ssim_y"] is not None]
+            if fixed and r["ssim_y"] is not None:
+                margins.append(r["ssim_y"] - max(fixed))
+            else:
+                margins.append(None)
+        known = [m for m in margins if m is not None]
+        worst = min(known) if len(known) == len(margins) and known else None
+        found.append(target("adaptive SSIM vs best fixed without drops", "≥ 0",
+                            None if worst is None else round(worst, 5), None if worst is None else worst >= 0,
+                            "luma SSIM against the camera's pictures at the same average bit rate: each adaptive "
+                            "run minus the best fixed speed of its format that dropped nothing, the lowest"))
     finalizing = results.get("finalize")
     if finalizing:
         beyond = max(r["beyond_moov_bytes"] for r in finalizing)
@@ -175,6 +196,22 @@ def print_tables(results):
                   f"{r['frames_encoded']:>8}{r['dropped_queue']:>7}{r['dropped_driver']:>9}"
                   f"{r['latency_ms_p50'] or 0:>8.1f}{r['latency_ms_p99'] or 0:>8.1f}{r['cpu_percent']:>7.0f}"
                   f"{r['fake_camera_cpu_percent']:>9.0f}{r['rss_start_mib']:>9.1f}M{r['rss_end_mib']:>8.1f}M")
+        print()
+    adaptive = results.get("live_adaptive") or []
+    if adaptive:
+        print(f"--realtime adaptive against fixed speeds, 1080p{adaptive[0]['fps']} from the fake camera, "
+              f"{adaptive[0]['seconds']} s each, --bitrate {adaptive[0]['bitrate_asked']}")
+        head = (f"{'case':<26}{'encoded':>8}{'dropped':>8}{'Mbit/s':>7}{'SSIM Y':>8}{'PSNR Y':>7}{'CPU %':>6}"
+                f"  speeds (s)")
+        print(head)
+        print("-" * len(head))
+        for r in adaptive:
+            case = f"{r['format']} {r['realtime']} {r['speed']}"
+            spent = ", ".join(f"{k} {v:.1f}" for k, v in sorted(r["speed_seconds"].items(), key=lambda kv: -kv[1]))
+            ssim = f"{r['ssim_y']:>8.4f}" if r["ssim_y"] is not None else f"{'—':>8}"
+            psnr = f"{r['psnr_y']:>7.2f}" if r["psnr_y"] is not None else f"{'—':>7}"
+            print(f"{case:<26}{r['frames_encoded']:>8}{r['dropped_queue'] + r['dropped_driver']:>8}"
+                  f"{r['bitrate'] / 1e6:>7.2f}{ssim}{psnr}{r['cpu_percent']:>6.0f}  {spent}")
         print()
     finalizing = results.get("finalize") or []
     if finalizing:

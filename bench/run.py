@@ -6,7 +6,8 @@ Families (FAMILIES=encode,overhead,conversion,live,finalize,decode,thumbnail,sou
   encode      file input, identical x264 settings: vtrecord, x264 CLI, ffmpeg, GStreamer (encode.py)
   overhead    instructions outside libx264, callgrind (overhead.py)
   conversion  YUYV→I420 vs memcpy and MJPEG decode per 1080p picture (conversion.py)
-  live        the fake camera at 720p30 and 1080p30, YUYV and MJPEG (live.py)
+  live        the fake camera at 720p30 and 1080p30, YUYV and MJPEG; --realtime adaptive against
+              fixed speeds at 1080p30 (live.py)
   finalize    MP4 finalization of a 10 s and a 60 min recording: bytes written, time (finalize.py)
   decode      vtrecord verify vs ffmpeg -f null on camera-like recordings (decode.py)
   thumbnail   vtrecord thumbnail vs ffmpeg -ss T -frames:v 1 in the middle of an hour (thumbnail.py)
@@ -85,7 +86,7 @@ def check_tools(knobs):
 
 # The keys of results.json each family writes.
 FAMILY_KEYS = {"encode": ("encode", "content_cost", "settings_not_identical"), "overhead": ("overhead",),
-               "conversion": ("conversion",), "live": ("live",), "finalize": ("finalize",),
+               "conversion": ("conversion",), "live": ("live", "live_adaptive"), "finalize": ("finalize",),
                "decode": ("decode",), "thumbnail": ("thumbnail",), "sound": ("sound",)}
 
 
@@ -135,6 +136,7 @@ def main():
             results["conversion"] = conversion.bench(knobs, pictures)
         if "live" in knobs.families:
             results["live"] = live.bench(knobs)
+            results["live_adaptive"] = live.adaptive_bench(knobs)
         if "finalize" in knobs.families:
             results["finalize"] = finalize.bench(knobs)
         if "decode" in knobs.families:

@@ -23,6 +23,14 @@ public struct PipelineDepth: Sendable, Equatable {
     /// only grow older there.
     public static let defaultQueue = 4
 
+    /// The queue with `--realtime adaptive`: most of a second at 30 fps. An encoder that is
+    /// about to step faster, or whose cost jumps for a moment (x264 starting up, when its
+    /// lookahead fills for the first time and a burst of analysis holds every picture back for
+    /// up to a second; another program taking the cores), catches up from here instead of
+    /// dropping. The frames are made only when a backlog needs them (at 1080p, 3 MB each), and
+    /// the controller steps faster as soon as two wait, so the backlog does not stay.
+    public static let adaptiveQueue = 24
+
     public init(queue: Int = PipelineDepth.defaultQueue, holdsGridFrame: Bool = false, holdsStill: Bool = false) {
         precondition(queue >= 1, "the pipeline needs room for one frame between its threads")
         self.queue = queue

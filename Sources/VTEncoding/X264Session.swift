@@ -157,8 +157,9 @@ public final class X264Session: CompressionSession {
     /// Changes what `x264_encoder_reconfig` changes on a running encoder and nothing that is in
     /// the parameter sets or fixed when it opened (B-frames, lookahead, weighted prediction,
     /// adaptive quantisation, rate control): the motion search, sub-pixel refinement,
-    /// partitions, trellis, reference count, fast P-skip, DCT decimation and deblocking of the
-    /// step's preset, with the tune and explicit settings laid over it as when opening. What
+    /// partitions, trellis, reference count, fast P-skip and DCT decimation of the step's
+    /// preset, with the tune and explicit settings laid over it as when opening. Deblocking
+    /// stays as opened (ultrafast turns it off: a blocky picture for a few percent). What
     /// x264 can lower but never raise again (sub-pixel refinement 0, scene-cut detection off)
     /// is kept where it was opened, so every step stays reachable.
     public func setSpeedStep(_ step: Int) throws(EncoderError) {
@@ -194,7 +195,6 @@ public final class X264Session: CompressionSession {
         target.analyse.b_mixed_references = faster.analyse.b_mixed_references
         // The PPS says whether the 8×8 transform may be used: off, it stays off.
         target.analyse.b_transform_8x8 = opened.analyse.b_transform_8x8 != 0 ? faster.analyse.b_transform_8x8 : 0
-        target.b_deblocking_filter = faster.b_deblocking_filter
     }
 
     /// The settings in force on the running encoder, as x264 reports them.

@@ -155,7 +155,7 @@ public final class Recorder {
             resolved = session.resolvedSettings
             decodeTimes = DecodeTimes(delay: session.reorderDelay,
                                       frameDuration: (retiming ?? source.format.frameRate).frameDuration)
-            if realTime == .adaptive { startSpeedControl(session) }
+            if realTime == .adaptive { try startSpeedControl(session) }
             if control.isStopRequested {
                 // Stopped while the source was opening: there is nothing to record.
                 reason = .signal
@@ -377,8 +377,9 @@ public final class Recorder {
 }
 
 extension Recorder {
-    /// `--realtime adaptive`: the controller, if the session has speeds to step between.
-    private func startSpeedControl(_ session: any CompressionSession) {
+    /// `--realtime adaptive`: the controller, if the session has speeds to step between, and
+    /// the session at the controller's first step.
+    private func startSpeedControl(_ session: any CompressionSession) throws(EncoderError) {
         speedSteps = session.speedSteps
         guard speedSteps.count > 1 else {
             let reason = speedSteps.isEmpty ? "\(session.encoderName) cannot change its speed while it runs here"
@@ -386,9 +387,11 @@ extension Recorder {
             notice("--realtime adaptive: \(reason); frames are dropped at the queue if it falls behind")
             return
         }
-        speedControl = SpeedController(steps: speedSteps.count,
-                                       frameInterval: (retiming ?? source.format.frameRate).frameDuration.seconds,
-                                       cores: MonotonicClock.onlineCores(), queueCapacity: control.queue.capacity)
+        let control = SpeedController(steps: speedSteps.count,
+                                      frameInterval: (retiming ?? source.format.frameRate).frameDuration.seconds,
+                                      cores: MonotonicClock.onlineCores())
+        try session.setSpeedStep(control.step)
+        speedControl = control
     }
 
     /// After each picture handed to the encoder: the controller's measurements, and the change
@@ -397,7 +400,8 @@ extension Recorder {
         let now = MonotonicClock.nanoseconds()
         let observation = SpeedController.Observation(
             now: now, encodeNanoseconds: now - encodeStarted, waiting: control.queue.waiting,
-            dropped: control.droppedAtQueue, cpuNanoseconds: MonotonicClock.cpuNanoseconds())
+            dropped: control.droppedAtQueue, cpuNanoseconds: MonotonicClock.cpuNanoseconds(),
+            encoderStarted: framesSubmitted > inEncoder.count)
         guard let step = speedControl?.observe(observation) else { return }
         try session.setSpeedStep(step)
     }

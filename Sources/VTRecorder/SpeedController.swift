@@ -5,7 +5,7 @@ import Foundation
 /// machine can give on quality. Step 0 is `--speed`, the best allowed; higher steps are faster.
 ///
 /// It measures, after each picture handed to the encoder:
-/// - the pressure on the queue: frames waiting in it, and frames dropped at it;
+/// - the pressure on the queue: frames waiting in it, and frames dropped at it (a full queue);
 /// - the encoder's time per picture: how long the encode call took (including writing what
 ///   came out), smoothed, as a fraction of the frame interval. An encoder that keeps up
 ///   returns within the interval; one that falls behind blocks for longer;
@@ -35,6 +35,9 @@ struct SpeedController {
         var dropped: Int
         /// The process's CPU time so far.
         var cpuNanoseconds: Int64
+        /// Whether the encoder has given out a picture yet: until then (x264 filling its
+        /// lookahead) what it costs says nothing of what coding will cost.
+        var encoderStarted: Bool
     }
 
     /// Load (a fraction of the frame interval, or of the cores) above which the encoder steps
@@ -45,9 +48,12 @@ struct SpeedController {
     static let idle = 0.5
     /// Steady headroom before the first try of a slower step; doubled for a step that had to
     /// be left within `tooSoon` of taking it, up to `longestCalm`.
-    static let calm: Int64 = 3_000_000_000
+    static let calm: Int64 = 2_000_000_000
     static let longestCalm: Int64 = 60_000_000_000
     static let tooSoon: Int64 = 10_000_000_000
+    /// Frames waiting in the queue that mean the encoder is behind (one may wait for a moment
+    /// while the encoder finishes a picture).
+    static let backlog = 2
     /// How often the CPU share is measured.
     static let window: Int64 = 500_000_000
     /// Frame intervals to wait after a change before judging it: the pictures in the encoder
@@ -57,9 +63,8 @@ struct SpeedController {
     let steps: Int
     let frameInterval: Double
     let cores: Int
-    let queueCapacity: Int
 
-    private(set) var step = 0
+    private(set) var step: Int
     private(set) var changes = 0
     /// Nanoseconds spent at each step.
     private(set) var nanosecondsAt: [Int64]
@@ -73,7 +78,8 @@ struct SpeedController {
     private var lastChange: Int64 = 0
     /// Whether the current step was reached by stepping towards `--speed`.
     private var cameUp = false
-    private var callLoad = 0.0
+    /// nil until measured at the current step.
+    private var callLoad: Double?
     private var windowStart: Int64?
     private var windowCPU: Int64 = 0
     private var cpuLoad = 0.0
@@ -83,18 +89,22 @@ struct SpeedController {
     /// The headroom each step needs before it is tried again.
     private var calmNeeded: [Int64]
 
-    init(steps: Int, frameInterval: Double, cores: Int, queueCapacity: Int) {
+    /// Starts at the fastest step: what an encoder will cost is known only once it codes, and
+    /// x264 shows it only after its lookahead (up to two seconds); a recording that starts
+    /// too slow drops frames from its first seconds, one that starts fast climbs to
+    /// `--speed` within seconds (several steps at a time while the load is far below `idle`).
+    init(steps: Int, frameInterval: Double, cores: Int) {
         precondition(steps > 1)
         self.steps = steps
+        step = steps - 1
         self.frameInterval = frameInterval
         self.cores = max(1, cores)
-        self.queueCapacity = queueCapacity
         nanosecondsAt = Array(repeating: 0, count: steps)
         calmNeeded = Array(repeating: Self.calm, count: steps)
     }
 
     /// The larger of the two loads.
-    var load: Double { max(callLoad, cpuLoad) }
+    var load: Double { max(callLoad ?? 0, cpuLoad) }
 
     /// Takes one picture's measurements; returns the step to change to, if any.
     mutating func observe(_ o: Observation) -> Int? {
@@ -104,14 +114,19 @@ struct SpeedController {
             firstPicture = o.now
         }
         let interval = frameInterval * 1e9
-        // About eight pictures of memory: one slow picture (a keyframe) is not a trend; a
-        // sudden overload shows in the queue first anyway.
-        callLoad += (Double(o.encodeNanoseconds) / interval - callLoad) / 8
-        measureCPU(o)
         let droppedNow = o.dropped > lastDropped
         lastDropped = o.dropped
+        guard o.encoderStarted else {
+            lastChange = o.now
+            return nil
+        }
+        // About eight pictures of memory: one slow picture (a keyframe) is not a trend; a
+        // sudden overload shows in the queue first anyway.
+        let callFraction = Double(o.encodeNanoseconds) / interval
+        callLoad = callLoad.map { $0 + (callFraction - $0) / 8 } ?? callFraction
+        measureCPU(o)
 
-        let pressed = droppedNow || o.waiting * 2 >= queueCapacity || load > Self.busy
+        let pressed = droppedNow || o.waiting >= Self.backlog || load > Self.busy
         let settled = Double(o.now - lastChange) >= Self.settleFrames * interval
         if pressed {
             calmSince = nil
@@ -123,7 +138,7 @@ struct SpeedController {
             let needed = overload > Self.busy ? Int((log(overload / Self.busy) / log(1.5)).rounded(.up)) : 1
             return change(to: min(steps - 1, step + max(1, needed)), at: o.now)
         }
-        let roomy = load < Self.idle && o.waiting == 0
+        let roomy = load < Self.idle && o.waiting == 0 && cpuLoad > 0
         guard roomy, step > 0 else {
             calmSince = nil
             return nil
@@ -131,7 +146,12 @@ struct SpeedController {
         let since = calmSince ?? o.now
         calmSince = since
         guard o.now - since >= calmNeeded[step - 1], settled else { return nil }
-        return change(to: step - 1, at: o.now)
+        // Far below idle, several steps at once (each about 1.5× dearer); never past a step
+        // that needs a longer calm than this one had.
+        var next = step - 1
+        let room = Int(log(Self.idle / max(load, 0.01)) / log(1.5))
+        while next > 0, step - next < room, o.now - since >= calmNeeded[next - 1] { next -= 1 }
+        return change(to: next, at: o.now)
     }
 
     private mutating func change(to next: Int, at now: Int64) -> Int {
@@ -147,7 +167,7 @@ struct SpeedController {
         lastChange = now
         calmSince = nil
         // The new step's cost is not known yet: judge it afresh.
-        callLoad = 0
+        callLoad = nil
         cpuLoad = 0
         windowStart = nil
         return next

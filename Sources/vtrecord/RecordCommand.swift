@@ -63,7 +63,10 @@ extension VTRecord {
         let soundCodec = try sound.audio.map { _ throws(UsageError) in try sound.codec(for: container) }
         let timing = input.timing(for: container)
         // The frames the pipeline can hold, which the source's buffer pools are sized for.
-        let depth = PipelineDepth(holdsGridFrame: timing == .cfr, holdsStill: output.snapshot != nil)
+        // A camera adapts unless told otherwise; a file or the pattern only when told to.
+        let realTime = encoder.realTimeMode ?? (input.input == nil && !input.testPattern ? .adaptive : .off)
+        let depth = PipelineDepth(queue: realTime == .adaptive ? PipelineDepth.adaptiveQueue : PipelineDepth.defaultQueue,
+                                  holdsGridFrame: timing == .cfr, holdsStill: output.snapshot != nil)
         let source: any CaptureSource
         do {
             source = try openSource(depth: depth, logger: logger)
@@ -82,7 +85,6 @@ extension VTRecord {
             logger.warning("sample aspect ratio \(stated) does not fit H.264's 16-bit fields: \(coded)")
         }
         settings.fullRange = format.fullRange
-        let realTime = settings.realTime ?? (format.isLive ? .adaptive : .off)
 
         let selection = try EncoderSelection.select(encoder.encoder, vaDevice: encoder.vaDevice, settings: settings,
                                                     width: format.width, height: format.height)

@@ -184,8 +184,9 @@ import VTCore
             #expect(now.analyse.i_trellis == want.analyse.i_trellis, "\(name): trellis")
             #expect(now.i_frame_reference == min(want.i_frame_reference, opened.i_frame_reference), "\(name): refs")
             #expect(now.analyse.inter == want.analyse.inter, "\(name): partitions")
-            #expect(now.b_deblocking_filter == want.b_deblocking_filter, "\(name): deblocking")
-            // What the open fixed stays: B-frames, lookahead, scene-cut detection, CABAC.
+            // What the open fixed stays: B-frames, lookahead, scene-cut detection, CABAC; and
+            // deblocking, which ultrafast would turn off.
+            #expect(now.b_deblocking_filter == opened.b_deblocking_filter, "\(name): deblocking")
             #expect(now.i_bframe == opened.i_bframe && now.rc.i_lookahead == opened.rc.i_lookahead)
             #expect(now.i_scenecut_threshold == opened.i_scenecut_threshold && now.b_cabac == opened.b_cabac)
         }
@@ -200,5 +201,28 @@ import VTCore
             let types = X264SessionTests.nalTypes(frame.data) ?? []
             #expect(!types.contains(7) && !types.contains(8), "no SPS or PPS in band")
         }
+    }
+}
+
+extension X264SpeedStepTests {
+    /// A step set before the first picture (where `--realtime adaptive` starts) holds too.
+    @Test func aStepSetBeforeTheFirstPictureHolds() throws {
+        var s = EncoderSettings()
+        s.speed = "medium"
+        s.frameRate = FrameRate(numerator: 25, denominator: 1)!
+        let session = try X264Session(width: 160, height: 96, pixelFormat: .i420, settings: s) { _ in }
+        try session.prepare()
+        try session.setSpeedStep(session.speedSteps.count - 1)
+        let buffer = PixelBuffer(format: .i420, width: 160, height: 96)
+        for n in 0..<80 {
+            X264SessionTests.fill(buffer, frame: n)
+            try session.encode(buffer, pts: MediaTime(value: Int64(n), timescale: 25), forceKeyFrame: false,
+                               token: FrameToken(UInt64(n)))
+        }
+        let now = session.currentParameters
+        let want = Self.preset("ultrafast")
+        #expect(now.analyse.i_me_method == want.analyse.i_me_method && now.analyse.i_trellis == want.analyse.i_trellis
+                && now.analyse.i_subpel_refine == 1 && now.i_frame_reference == 1)
+        try session.completeFrames()
     }
 }

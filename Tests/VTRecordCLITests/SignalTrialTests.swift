@@ -124,13 +124,14 @@ extension CameraRecordingTests {
                                             .formats("NV12:640x480@30;YUYV:640x480@30;MJPG:640x480@30")]
             // The drain trials need frames the encoder still holds, a lookahead, and pictures that
             // cost it time, so the drain lasts long enough (about a second) for a second signal to
-            // land in it; one encoder thread, so the rest of the machine is not starved meanwhile.
+            // land in it; one encoder thread, so the rest of the machine is not starved meanwhile,
+            // and the speed held (--realtime drop), so the encoder does not step out of being slow.
             if trial.phase == .drain { knobs.append(.noise(amplitude: 12)) }
             let camera = try FakeCamera(knobs: knobs)
             let out = camera.file("out.h264")
             let summaryPath = camera.file("summary.json")
             let speed = trial.phase == .drain
-                ? ["--speed", "medium", "--threads", "1"] : ["--speed", "ultrafast", "--tune", "zerolatency"]
+                ? ["--speed", "medium", "--threads", "1", "--realtime", "drop"] : ["--speed", "ultrafast", "--tune", "zerolatency"]
             let child = try ChildProcess(
                 [Tools.vtrecord, "--device", camera.path, "--format", trial.format, "--size", "640x480", "--fps", "30",
                  "--timing", "passthrough", "-o", out, "--json-summary", summaryPath] + speed,

@@ -5,14 +5,16 @@ import Testing
 /// The adaptive speed controller on made-up measurements: an encoder whose cost per picture
 /// follows its step, on a clock the test moves.
 @Suite struct SpeedControllerTests {
-    /// 30 fps; four frames of queue; two cores.
+    /// 30 fps; two cores.
     static let interval: Int64 = 33_333_333
 
     /// Runs `seconds` of pictures through `controller`. `cost(step, t)` is the encoder's time per
     /// picture (nanoseconds) at a step and a time; the queue fills when it exceeds the frame
     /// interval and frames are dropped when it is full, as in the pipeline.
     struct Simulation {
-        var controller = SpeedController(steps: 6, frameInterval: 1.0 / 30, cores: 2, queueCapacity: 4)
+        var controller = SpeedController(steps: 6, frameInterval: 1.0 / 30, cores: 2)
+        /// The queue's capacity: frames beyond it are dropped.
+        var capacity = 24
         var now: Int64 = 0
         var backlog: Int64 = 0
         var dropped = 0
@@ -28,15 +30,16 @@ import Testing
                 // The encoder's work beyond the interval piles up in the queue, in frames.
                 backlog = max(0, backlog + took - SpeedControllerTests.interval)
                 var waiting = Int(backlog / SpeedControllerTests.interval)
-                if waiting > 4 {
-                    dropped += waiting - 4
+                if waiting > capacity {
+                    dropped += waiting - capacity
                     drops.append(now)
-                    backlog -= Int64(waiting - 4) * SpeedControllerTests.interval
-                    waiting = 4
+                    backlog -= Int64(waiting - capacity) * SpeedControllerTests.interval
+                    waiting = capacity
                 }
                 cpu += took
                 if let step = controller.observe(.init(now: now, encodeNanoseconds: min(took, 4 * SpeedControllerTests.interval),
-                                                       waiting: waiting, dropped: dropped, cpuNanoseconds: cpu)) {
+                                                       waiting: waiting, dropped: dropped, cpuNanoseconds: cpu,
+                                                       encoderStarted: true)) {
                     #expect(step == controller.step)
                 }
             }
@@ -86,6 +89,28 @@ import Testing
         #expect(triesAtZero.count >= 2 && triesAtZero.count <= 5, "tries of step 0: \(triesAtZero)")
         let gaps = zip(triesAtZero, triesAtZero.dropFirst()).map { $1 - $0 }
         #expect(gaps == gaps.sorted(), "each try waits longer than the one before: \(gaps)")
+    }
+
+    /// It starts at the fastest step, and climbs several steps at a time while the load is far
+    /// below idle: an encoder with room to spare reaches --speed within seconds.
+    @Test func itStartsFastAndClimbsToTheSpeedAskedForWhenThereIsRoom() {
+        var s = Simulation()
+        #expect(s.controller.step == 5)
+        s.run(seconds: 8) { step, _ in Self.interval / 40 * Int64(6 - step) }
+        #expect(s.controller.step == 0, "\(s.controller.history)")
+        #expect(s.controller.changes < 5, "several steps at a time: \(s.controller.history)")
+        #expect(s.dropped == 0)
+    }
+
+    /// Nothing is decided before the encoder gives out its first picture.
+    @Test func itWaitsForTheEncodersFirstPicture() {
+        var controller = SpeedController(steps: 4, frameInterval: 1.0 / 30, cores: 2)
+        for n in 0..<90 {
+            let now = Int64(n) * Self.interval
+            #expect(controller.observe(.init(now: now, encodeNanoseconds: 1000, waiting: 0, dropped: 0,
+                                             cpuNanoseconds: now / 100, encoderStarted: false)) == nil)
+        }
+        #expect(controller.step == 3 && controller.changes == 0)
     }
 
     @Test func theSecondsAtEachStepAddUpToTheRecording() {
