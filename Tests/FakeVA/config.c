@@ -93,7 +93,7 @@ void fva_read_knobs(struct fva_knobs *knobs) {
 
     env_string("FAKE_VA_VENDOR", "vtrecord test driver 1.0", knobs->vendor, sizeof knobs->vendor);
     knobs->segments = (unsigned)env_unsigned("FAKE_VA_SEGMENTS", 1, 1, FVA_MAX_SEGMENTS);
-    knobs->quality_range = (unsigned)env_unsigned("FAKE_VA_QUALITY_RANGE", 7, 1, 100);
+    knobs->quality_range = (unsigned)env_unsigned("FAKE_VA_QUALITY_RANGE", 7, 1, FVA_MAX_QUALITY);
     knobs->max_slices = (unsigned)env_unsigned("FAKE_VA_MAX_SLICES", 8, 1, FVA_MAX_SLICES);
     knobs->coded_limit = (size_t)env_unsigned("FAKE_VA_CODED_LIMIT", 0, 0, UINT32_MAX);
     knobs->trace = env_unsigned("FAKE_VA_TRACE", 0, 0, 1) == 1;

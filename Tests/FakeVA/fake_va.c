@@ -103,7 +103,10 @@
 //                                  vaEndPicture (replaced whole, so a killed client leaves the
 //                                  last one): the encoding config (profile, entrypoint, rate
 //                                  control, the attributes the client passed to vaCreateConfig),
-//                                  frames encoded, IDR pictures and I/P/B slices, packed headers
+//                                  frames encoded, pictures encoded at each quality level
+//                                  ("pictures_by_quality_level": {"0": 2, "4": 28}, levels with
+//                                  none left out; "0" is the driver's default, also before any
+//                                  level was sent), IDR pictures and I/P/B slices, packed headers
 //                                  by type, the last value and count of each misc parameter
 //                                  (rate control, HRD, frame rate, quality level), the last
 //                                  sequence parameters, images derived/created/put/got, coded

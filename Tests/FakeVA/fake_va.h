@@ -23,6 +23,7 @@ enum {
     FVA_MAX_DPB = 16,
     FVA_MAX_SEGMENTS = 16,
     FVA_MAX_CONFIGS_KEPT = 32,  // vaCreateConfig calls kept for the report
+    FVA_MAX_QUALITY = 100,      // the largest EncQualityRange offered
 };
 
 // ---- knobs (config.c) ----
@@ -206,6 +207,7 @@ struct fva_stats {
     bool have_config;
     struct fva_config config;       // of the context that encoded last
     unsigned frames, idr, i_slices, p_slices, b_slices;
+    unsigned pictures_by_quality[FVA_MAX_QUALITY + 1];  // by the quality level in force; 0: the default
     int last_qp[3];                 // SliceQPY of the last slice of each type (P, B, I); -1: none
     unsigned packed[5];             // by VAEncPackedHeaderType 1…4
     unsigned rc_count, hrd_count, frame_rate_count, quality_count;
@@ -300,6 +302,9 @@ VAStatus fva_BeginPicture(VADriverContextP, VAContextID, VASurfaceID);
 VAStatus fva_RenderPicture(VADriverContextP, VAContextID, VABufferID *, int);
 VAStatus fva_EndPicture(VADriverContextP, VAContextID);
 void fva_free_context(struct fva_context *context);
+// The quality level in force on an encode context: the last one rendered, 0 (the driver's
+// default) before any.
+unsigned fva_quality_level(const struct fva_context *context);
 
 // checks.c: every rule on the client's bookkeeping; false when one was broken.
 bool fva_check_picture(struct fva_driver *driver, struct fva_context *context);

@@ -314,9 +314,15 @@ VAStatus fva_RenderPicture(VADriverContextP ctx, VAContextID context_id, VABuffe
     return status;
 }
 
+unsigned fva_quality_level(const struct fva_context *context) {
+    return context->rate.have_quality ? context->rate.quality.quality_level : 0;
+}
+
 static void count_picture(const struct fva_context *context) {
     const struct fva_picture *picture = &context->picture;
     fva_stats.frames++;
+    unsigned level = fva_quality_level(context);
+    if (level <= FVA_MAX_QUALITY) fva_stats.pictures_by_quality[level]++;
     if (picture->params.pic_fields.bits.idr_pic_flag) fva_stats.idr++;
     for (unsigned i = 0; i < picture->slice_count; i++) {
         unsigned type = picture->slices[i].slice_type % 5;

@@ -128,6 +128,14 @@ static bool write_to(FILE *file) {
     fprintf(file, "  \"frames\": %u,\n  \"idr_pictures\": %u,\n  \"i_slices\": %u,\n  \"p_slices\": %u,\n"
                   "  \"b_slices\": %u,\n",
             fva_stats.frames, fva_stats.idr, fva_stats.i_slices, fva_stats.p_slices, fva_stats.b_slices);
+    fprintf(file, "  \"pictures_by_quality_level\": {");
+    bool first = true;
+    for (unsigned level = 0; level <= FVA_MAX_QUALITY; level++) {
+        if (fva_stats.pictures_by_quality[level] == 0) continue;
+        fprintf(file, "%s\"%u\": %u", first ? "" : ", ", level, fva_stats.pictures_by_quality[level]);
+        first = false;
+    }
+    fprintf(file, "},\n");
     fprintf(file, "  \"last_qp\": {\"i\": %d, \"p\": %d, \"b\": %d},\n", fva_stats.last_qp[H264_SLICE_I],
             fva_stats.last_qp[H264_SLICE_P], fva_stats.last_qp[H264_SLICE_B]);
     fprintf(file, "  \"packed_headers\": {\"sequence\": %u, \"picture\": %u, \"slice\": %u, \"raw_data\": %u},\n",

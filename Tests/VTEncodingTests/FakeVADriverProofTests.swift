@@ -167,6 +167,7 @@ struct FakeVADriverProofTests {
         #expect(rc.icqQualityFactor == 25 && rc.qualityFactor == 25 && rc.bitsPerSecond == 0)
         #expect(report.hrd == nil)
         #expect(report.qualityLevel?.qualityLevel == 4)
+        #expect(report.picturesByQualityLevel == [4: 5])
     }
 
     /// Constrained Baseline has no B slices, but ffmpeg 5.1 keeps its default of B-frames when

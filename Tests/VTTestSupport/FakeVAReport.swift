@@ -12,6 +12,10 @@ extension FakeVADevice {
         /// The config of the context that encoded last.
         public let config: Config?
         public let frames: Int
+        /// Pictures encoded at each quality level in force (the last
+        /// VAEncMiscParameterTypeQualityLevel the client sent); 0 is the driver's default, also
+        /// before any level was sent. Levels with no picture are left out.
+        public let picturesByQualityLevel: [Int: Int]
         public let idrPictures: Int
         public let iSlices: Int
         public let pSlices: Int
