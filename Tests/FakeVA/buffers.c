@@ -116,10 +116,18 @@ static void *map_coded(struct fva_coded *coded) {
     return &coded->segments[0];
 }
 
+// Mapping a coded buffer waits for the engine to have written it (cost.c), as real drivers do.
 VAStatus fva_MapBuffer(VADriverContextP ctx, VABufferID id, void **address) {
     fva_lock();
     fva_trace("vaMapBuffer(%#x)", id);
-    struct fva_buffer *buffer = fva_table_get(&fva_driver(ctx)->buffers, id);
+    struct fva_buffer *buffer;
+    int64_t done_ns;
+    while ((buffer = fva_table_get(&fva_driver(ctx)->buffers, id)) != NULL && buffer->coded != NULL
+           && (done_ns = buffer->coded->done_ns) > fva_now_ns()) {
+        fva_unlock();
+        fva_sleep_until(done_ns);
+        fva_lock();
+    }
     VAStatus status = VA_STATUS_SUCCESS;
     if (buffer == NULL) {
         status = VA_STATUS_ERROR_INVALID_BUFFER;
@@ -182,16 +190,18 @@ VAStatus fva_BufferInfo(VADriverContextP ctx, VABufferID id, VABufferType *type,
 }
 
 VAStatus fva_SyncBuffer(VADriverContextP ctx, VABufferID id, uint64_t timeout) {
-    (void)timeout;
     fva_lock();
     fva_trace("vaSyncBuffer(%#x)", id);
-    struct fva_buffer *buffer = fva_table_get(&fva_driver(ctx)->buffers, id);
+    const struct fva_buffer *buffer = fva_table_get(&fva_driver(ctx)->buffers, id);
     VAStatus status = VA_STATUS_SUCCESS;
+    int64_t done_ns = 0;
     if (buffer == NULL) {
         status = VA_STATUS_ERROR_INVALID_BUFFER;
     } else if (buffer->coded == NULL) {
         status = VA_STATUS_ERROR_UNSUPPORTED_BUFFERTYPE;
+    } else {
+        done_ns = buffer->coded->done_ns;
     }
     fva_unlock();
-    return status;
+    return status == VA_STATUS_SUCCESS ? fva_wait_for_engine(done_ns, timeout) : status;
 }

@@ -39,6 +39,38 @@ static uint32_t env_words(const char *name, const char *fallback, const struct w
     return bits;
 }
 
+// Decimal digits only (no sign, no spaces) up to `maximum`; `*p` moves past them. False when
+// there are none or the number is too large.
+static bool take_number(const char **p, unsigned maximum, unsigned *value) {
+    const char *start = *p;
+    unsigned long parsed = 0;
+    for (; **p >= '0' && **p <= '9'; (*p)++) {
+        parsed = parsed * 10 + (unsigned long)(**p - '0');
+        if (parsed > maximum) return false;
+    }
+    if (*p == start) return false;
+    *value = (unsigned)parsed;
+    return true;
+}
+
+// FAKE_VA_LEVEL_MS=m1,m2,…,mn: the modelled engine's costs.
+static void read_costs(struct fva_knobs *knobs) {
+    const char *levels = getenv("FAKE_VA_LEVEL_MS");
+    if (levels != NULL && *levels != '\0') {
+        for (const char *p = levels;; p++) {
+            if (knobs->level_ms_count == FVA_MAX_QUALITY) bad_knob("FAKE_VA_LEVEL_MS", levels, "more than 100 levels");
+            if (!take_number(&p, 10000, &knobs->level_ms[knobs->level_ms_count++])) {
+                bad_knob("FAKE_VA_LEVEL_MS", levels, "expected m1,m2,… with each in 0…10000 milliseconds");
+            }
+            if (*p == '\0') break;
+            if (*p != ',') bad_knob("FAKE_VA_LEVEL_MS", levels, "expected m1,m2,… with each in 0…10000 milliseconds");
+        }
+        if (knobs->sync_ms > 0) {
+            bad_knob("FAKE_VA_LEVEL_MS", levels, "FAKE_VA_SYNC_MS is set too: the two are different engines, choose one");
+        }
+    }
+}
+
 void fva_read_knobs(struct fva_knobs *knobs) {
     *knobs = (struct fva_knobs){0};
     static const struct word entrypoints[] = {{"slice", 1}, {"lp", 2}, {"vld", 4}};
@@ -98,6 +130,7 @@ void fva_read_knobs(struct fva_knobs *knobs) {
     knobs->coded_limit = (size_t)env_unsigned("FAKE_VA_CODED_LIMIT", 0, 0, UINT32_MAX);
     knobs->trace = env_unsigned("FAKE_VA_TRACE", 0, 0, 1) == 1;
     knobs->sync_ms = (unsigned)env_unsigned("FAKE_VA_SYNC_MS", 0, 0, 10000);
+    read_costs(knobs);
     static const struct word failures[] = {
         {"vaCreateContext", FVA_FAIL_CREATE_CONTEXT}, {"vaPutImage", FVA_FAIL_PUT_IMAGE},
         {"vaEndPicture", FVA_FAIL_END_PICTURE},

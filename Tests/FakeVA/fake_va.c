@@ -56,7 +56,8 @@
 // rules, headers.c and h264_syntax.c the parameter sets and slice headers, slice_data.c the
 // I_PCM slice data, encode.c the coded picture, decode.c the decode side of a picture and its
 // checks, slice_decode.c reading I_PCM slice data back, cabac.c the CABAC tables both share,
-// report.c the report, bits.c bit reading and writing; drm/fake_drm.c is libfakedrm.so.
+// report.c the report, bits.c bit reading and writing, cost.c the modelled engine of
+// FAKE_VA_LEVEL_MS; drm/fake_drm.c is libfakedrm.so.
 //
 // Knobs (environment variables, read when the driver initialises):
 //
@@ -120,6 +121,26 @@
 //   FAKE_VA_SYNC_MS=N              vaSyncSurface takes N milliseconds (0…10000), as hardware
 //                                  that codes slower than the client feeds it: an encoder that
 //                                  falls behind a live camera.
+//   FAKE_VA_LEVEL_MS=m1,m2,…,mn    An engine whose cost per picture follows the quality level:
+//                                  a picture encoded at VAEncMiscParameterBufferQualityLevel
+//                                  quality_level L takes mL milliseconds (each 0…10000, up to
+//                                  100 of them), a level beyond the list the last entry, level
+//                                  0 (the driver's default, also before the client sent any)
+//                                  m1. The level in force is the last one rendered on the
+//                                  context (clients send it with some pictures only, ffmpeg with
+//                                  each IDR). Each encode context has one engine, which takes
+//                                  its pictures one after another: a picture submitted at
+//                                  vaEndPicture starts then, or when the engine is done with the
+//                                  picture before it, and is done its cost later. Until then
+//                                  vaSyncSurface and vaSyncSurface2 (of its input or
+//                                  reconstructed surface), vaSyncBuffer and vaMapBuffer (of its
+//                                  coded buffer) wait, vaQuerySurfaceStatus says
+//                                  VASurfaceRendering, and vaSyncSurface2 or vaSyncBuffer with
+//                                  a shorter timeout return VA_STATUS_ERROR_TIMEDOUT after it.
+//                                  So a client that keeps pictures in flight is not charged
+//                                  twice, and one that falls behind sees its wait grow. Not with
+//                                  FAKE_VA_SYNC_MS (a fixed sleep in every vaSyncSurface, which
+//                                  keeps its meaning): setting both stops the process.
 //   FAKE_VA_FAIL=call,…            These calls fail every time with VA_STATUS_ERROR_OPERATION_FAILED,
 //                                  as when the hardware refuses (a size, a busy engine): any of
 //                                  vaCreateContext, vaPutImage, vaEndPicture (decode contexts'

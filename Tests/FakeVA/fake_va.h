@@ -44,6 +44,8 @@ struct fva_knobs {
     char report[PATH_MAX];
     bool trace;
     unsigned sync_ms;               // vaSyncSurface waits this long: a slow encoder
+    unsigned level_ms[FVA_MAX_QUALITY];     // an encoded picture's cost by quality level 1, 2, …
+    unsigned level_ms_count;        // 0: pictures cost nothing (FAKE_VA_LEVEL_MS unset)
     uint32_t fail;                  // FVA_FAIL_* bits: calls that fail every time
 };
 
@@ -82,6 +84,7 @@ struct fva_surface {
     size_t chroma_offset, size;
     uint8_t *data;
     VAImageID derived;              // VA_INVALID_ID unless a derived image is alive
+    int64_t done_ns;                // CLOCK_MONOTONIC: the engine is done with the surface (cost.c)
 };
 
 struct fva_coded {
@@ -89,6 +92,7 @@ struct fva_coded {
     uint8_t *data;
     size_t used;
     uint32_t status;                // VACodedBufferSegment status bits
+    int64_t done_ns;                // CLOCK_MONOTONIC: the engine has written the picture (cost.c)
     VACodedBufferSegment segments[FVA_MAX_SEGMENTS];
 };
 
@@ -182,6 +186,10 @@ struct fva_context {
     unsigned next_dpb_count;
     // A decode context's state (decode.h); NULL in encode contexts.
     struct fva_decode *decode;
+    // The modelled engine (cost.c): when the first picture was submitted, when the engine is
+    // done with every picture submitted so far.
+    bool submitted;
+    int64_t first_submit_ns, engine_free_ns;
 };
 
 struct fva_driver {
@@ -321,6 +329,16 @@ void fva_update_dpb(struct fva_context *context);
 
 // encode.c: the coded picture, made of I_PCM macroblocks.
 bool fva_encode_picture(struct fva_driver *driver, struct fva_context *context, struct fva_coded *coded);
+
+// cost.c: what an encoded picture costs the modelled engine (FAKE_VA_LEVEL_MS), and waiting
+// for the engine. Times are CLOCK_MONOTONIC nanoseconds.
+void fva_schedule_picture(struct fva_context *context, struct fva_surface *const *surfaces, unsigned surface_count,
+                          struct fva_coded *coded);
+int64_t fva_now_ns(void);
+void fva_sleep_until(int64_t deadline_ns);
+// Waits, outside the driver's lock, until `done_ns`, or for `timeout_ns` at most
+// (VA_TIMEOUT_INFINITE: no limit): VA_STATUS_SUCCESS, or VA_STATUS_ERROR_TIMEDOUT.
+VAStatus fva_wait_for_engine(int64_t done_ns, uint64_t timeout_ns);
 
 // headers.c: the SPS, PPS and slice header the parameter buffers describe.
 void fva_sps_from_params(const struct fva_context *context, struct h264_sps *sps);

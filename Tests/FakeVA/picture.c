@@ -371,6 +371,11 @@ VAStatus fva_EndPicture(VADriverContextP ctx, VAContextID context_id) {
             } else {
                 fva_update_dpb(context);
                 count_picture(context);
+                struct fva_surface *surfaces[] = {
+                    fva_table_get(&driver->surfaces, context->picture.render_target),
+                    fva_table_get(&driver->surfaces, context->picture.params.CurrPic.picture_id),
+                };
+                fva_schedule_picture(context, surfaces, 2, coded->coded);
             }
         } else {
             status = VA_STATUS_ERROR_INVALID_PARAMETER;

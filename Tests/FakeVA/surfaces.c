@@ -148,32 +148,39 @@ VAStatus fva_QuerySurfaceAttributes(VADriverContextP ctx, VAConfigID config, VAS
     return status;
 }
 
-// Encoding and decoding happen inside vaEndPicture, so a surface is always ready by the time
-// anyone asks, unless FAKE_VA_SYNC_MS makes the wait as long as slow hardware's (outside the
-// driver's lock, as a real wait for the engine would be).
-VAStatus fva_SyncSurface(VADriverContextP ctx, VASurfaceID id) {
+// Encoding and decoding happen inside vaEndPicture, so a surface is ready by the time anyone
+// asks, unless the modelled engine (cost.c, FAKE_VA_LEVEL_MS) is still on its picture, or
+// FAKE_VA_SYNC_MS makes every wait as long as slow hardware's. Either wait is outside the
+// driver's lock, as a real wait for the engine would be.
+static VAStatus sync_surface(VADriverContextP ctx, VASurfaceID id, uint64_t timeout_ns) {
     if (fva_knobs.sync_ms > 0) {
         struct timespec wait = {.tv_sec = fva_knobs.sync_ms / 1000, .tv_nsec = (long)(fva_knobs.sync_ms % 1000) * 1000000L};
         while (nanosleep(&wait, &wait) != 0 && errno == EINTR) {}
     }
     fva_lock();
     fva_trace("vaSyncSurface(%#x)", id);
-    VAStatus status = fva_table_get(&fva_driver(ctx)->surfaces, id) ? VA_STATUS_SUCCESS : VA_STATUS_ERROR_INVALID_SURFACE;
+    const struct fva_surface *surface = fva_table_get(&fva_driver(ctx)->surfaces, id);
+    int64_t done_ns = surface != NULL ? surface->done_ns : 0;
     fva_unlock();
-    return status;
+    if (surface == NULL) return VA_STATUS_ERROR_INVALID_SURFACE;
+    return fva_wait_for_engine(done_ns, timeout_ns);
+}
+
+VAStatus fva_SyncSurface(VADriverContextP ctx, VASurfaceID id) {
+    return sync_surface(ctx, id, VA_TIMEOUT_INFINITE);
 }
 
 VAStatus fva_SyncSurface2(VADriverContextP ctx, VASurfaceID id, uint64_t timeout) {
-    (void)timeout;
-    return fva_SyncSurface(ctx, id);
+    return sync_surface(ctx, id, timeout);
 }
 
 VAStatus fva_QuerySurfaceStatus(VADriverContextP ctx, VASurfaceID id, VASurfaceStatus *status) {
     fva_lock();
     fva_trace("vaQuerySurfaceStatus(%#x)", id);
     VAStatus result = VA_STATUS_ERROR_INVALID_SURFACE;
-    if (fva_table_get(&fva_driver(ctx)->surfaces, id) != NULL) {
-        *status = VASurfaceReady;
+    const struct fva_surface *surface = fva_table_get(&fva_driver(ctx)->surfaces, id);
+    if (surface != NULL) {
+        *status = surface->done_ns > fva_now_ns() ? VASurfaceRendering : VASurfaceReady;
         result = VA_STATUS_SUCCESS;
     }
     fva_unlock();

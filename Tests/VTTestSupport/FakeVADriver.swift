@@ -56,6 +56,12 @@ public final class FakeVADevice: Sendable {
         case failing([String])
         /// vaSyncSurface takes this long: hardware that codes slower than a camera delivers.
         case syncMilliseconds(Int)
+        /// An engine whose cost per picture follows the quality level in force: level 1 costs the
+        /// first entry, 2 the second, …, a level beyond the list the last entry, level 0 (the
+        /// default, also before any was sent) the first. Pictures queue one after another from
+        /// their vaEndPicture; vaSyncSurface, vaSyncBuffer and mapping the coded buffer wait for
+        /// the picture to be done. Not together with `.syncMilliseconds`.
+        case levelMilliseconds([Int])
 
         var variable: (name: String, value: String) {
             func list<T: RawRepresentable<String>>(_ items: [T]) -> String {
@@ -77,6 +83,7 @@ public final class FakeVADevice: Sendable {
             case .trace: ("FAKE_VA_TRACE", "1")
             case .failing(let calls): ("FAKE_VA_FAIL", calls.joined(separator: ","))
             case .syncMilliseconds(let milliseconds): ("FAKE_VA_SYNC_MS", "\(milliseconds)")
+            case .levelMilliseconds(let costs): ("FAKE_VA_LEVEL_MS", costs.map(String.init).joined(separator: ","))
             }
         }
     }
