@@ -53,7 +53,7 @@ static bool take_number(const char **p, unsigned maximum, unsigned *value) {
     return true;
 }
 
-// FAKE_VA_LEVEL_MS=m1,m2,…,mn: the modelled engine's costs.
+// FAKE_VA_LEVEL_MS=m1,m2,…,mn and FAKE_VA_BUSY=FROM-TO[xF]: the modelled engine's costs.
 static void read_costs(struct fva_knobs *knobs) {
     const char *levels = getenv("FAKE_VA_LEVEL_MS");
     if (levels != NULL && *levels != '\0') {
@@ -68,6 +68,26 @@ static void read_costs(struct fva_knobs *knobs) {
         if (knobs->sync_ms > 0) {
             bad_knob("FAKE_VA_LEVEL_MS", levels, "FAKE_VA_SYNC_MS is set too: the two are different engines, choose one");
         }
+    }
+    const char *busy = getenv("FAKE_VA_BUSY");
+    if (busy != NULL && *busy != '\0') {
+        const char *p = busy;
+        unsigned from, to, factor = 3;
+        bool parsed = take_number(&p, 3600000, &from) && *p++ == '-' && take_number(&p, 3600000, &to);
+        if (parsed && *p == 'x') {
+            p++;
+            parsed = take_number(&p, 100, &factor);
+        }
+        if (!parsed || *p != '\0' || from >= to || factor < 1) {
+            bad_knob("FAKE_VA_BUSY", busy, "expected FROM-TO or FROM-TOxF in milliseconds, 0 ≤ FROM < TO ≤ 3600000, "
+                                           "factor F 1…100");
+        }
+        if (knobs->level_ms_count == 0) {
+            bad_knob("FAKE_VA_BUSY", busy, "needs FAKE_VA_LEVEL_MS: a busy window multiplies its costs");
+        }
+        knobs->busy_from_ms = from;
+        knobs->busy_to_ms = to;
+        knobs->busy_factor = factor;
     }
 }
 

@@ -1,7 +1,8 @@
-// The modelled engine of FAKE_VA_LEVEL_MS. The driver encodes inside vaEndPicture, at once;
-// what takes time is the engine it pretends to drive. Each encode context has one, which takes
-// its pictures one after another: a picture submitted at vaEndPicture starts when the engine is
-// free (at once, or when the picture before it is done) and takes what its quality level costs.
+// The modelled engine of FAKE_VA_LEVEL_MS and FAKE_VA_BUSY. The driver encodes inside
+// vaEndPicture, at once; what takes time is the engine it pretends to drive. Each encode context
+// has one, which takes its pictures one after another: a picture submitted at vaEndPicture
+// starts when the engine is free (at once, or when the picture before it is done) and takes what
+// its quality level costs, times the busy factor if it was submitted inside the busy window.
 // The time it is done is kept on its input surface, its reconstructed surface and its coded
 // buffer; vaSyncSurface, vaSyncSurface2, vaSyncBuffer and vaMapBuffer of the coded buffer wait
 // for it, and vaQuerySurfaceStatus says VASurfaceRendering until then. Without FAKE_VA_LEVEL_MS
@@ -64,13 +65,16 @@ void fva_schedule_picture(struct fva_context *context, struct fva_surface *const
     if (index >= fva_knobs.level_ms_count) index = fva_knobs.level_ms_count - 1;
     int64_t cost = fva_knobs.level_ms[index] * nanoseconds_per_ms;
     int64_t since_first = now - context->first_submit_ns;
+    bool busy = fva_knobs.busy_factor > 0 && since_first >= fva_knobs.busy_from_ms * nanoseconds_per_ms
+        && since_first < fva_knobs.busy_to_ms * nanoseconds_per_ms;
+    if (busy) cost *= fva_knobs.busy_factor;
     int64_t start = context->engine_free_ns > now ? context->engine_free_ns : now;
     context->engine_free_ns = start + cost;
     for (unsigned i = 0; i < surface_count; i++) {
         if (surfaces[i] != NULL) surfaces[i]->done_ns = context->engine_free_ns;
     }
     coded->done_ns = context->engine_free_ns;
-    fva_trace("  submitted at %.1f ms: quality level %u costs %.1f ms, done at %.1f ms",
-              (double)since_first / 1e6, level, (double)cost / 1e6,
+    fva_trace("  submitted at %.1f ms: quality level %u costs %.1f ms%s, done at %.1f ms",
+              (double)since_first / 1e6, level, (double)cost / 1e6, busy ? " (busy)" : "",
               (double)(context->engine_free_ns - context->first_submit_ns) / 1e6);
 }

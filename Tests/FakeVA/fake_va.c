@@ -141,6 +141,13 @@
 //                                  twice, and one that falls behind sees its wait grow. Not with
 //                                  FAKE_VA_SYNC_MS (a fixed sleep in every vaSyncSurface, which
 //                                  keeps its meaning): setting both stops the process.
+//   FAKE_VA_BUSY=FROM-TO[xF]       With FAKE_VA_LEVEL_MS: pictures submitted from FROM until
+//                                  TO milliseconds after the context's first encoded picture
+//                                  (its vaEndPicture; 0 ≤ FROM < TO ≤ 3600000) cost F times as
+//                                  much (1…100, default 3), as an engine shared with another
+//                                  job for a while; e.g. 2000-5000x4. Pictures already queued
+//                                  when the window ends still take what they were charged.
+//                                  Without FAKE_VA_LEVEL_MS it stops the process.
 //   FAKE_VA_FAIL=call,…            These calls fail every time with VA_STATUS_ERROR_OPERATION_FAILED,
 //                                  as when the hardware refuses (a size, a busy engine): any of
 //                                  vaCreateContext, vaPutImage, vaEndPicture (decode contexts'

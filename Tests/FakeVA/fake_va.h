@@ -46,6 +46,7 @@ struct fva_knobs {
     unsigned sync_ms;               // vaSyncSurface waits this long: a slow encoder
     unsigned level_ms[FVA_MAX_QUALITY];     // an encoded picture's cost by quality level 1, 2, …
     unsigned level_ms_count;        // 0: pictures cost nothing (FAKE_VA_LEVEL_MS unset)
+    unsigned busy_from_ms, busy_to_ms, busy_factor;     // busy_factor 0: no busy window
     uint32_t fail;                  // FVA_FAIL_* bits: calls that fail every time
 };
 
@@ -330,8 +331,8 @@ void fva_update_dpb(struct fva_context *context);
 // encode.c: the coded picture, made of I_PCM macroblocks.
 bool fva_encode_picture(struct fva_driver *driver, struct fva_context *context, struct fva_coded *coded);
 
-// cost.c: what an encoded picture costs the modelled engine (FAKE_VA_LEVEL_MS), and waiting
-// for the engine. Times are CLOCK_MONOTONIC nanoseconds.
+// cost.c: what an encoded picture costs the modelled engine (FAKE_VA_LEVEL_MS, FAKE_VA_BUSY),
+// and waiting for the engine. Times are CLOCK_MONOTONIC nanoseconds.
 void fva_schedule_picture(struct fva_context *context, struct fva_surface *const *surfaces, unsigned surface_count,
                           struct fva_coded *coded);
 int64_t fva_now_ns(void);

@@ -62,6 +62,10 @@ public final class FakeVADevice: Sendable {
         /// their vaEndPicture; vaSyncSurface, vaSyncBuffer and mapping the coded buffer wait for
         /// the picture to be done. Not together with `.syncMilliseconds`.
         case levelMilliseconds([Int])
+        /// With `.levelMilliseconds`: pictures submitted from `from` until `to` milliseconds after
+        /// the context's first picture cost `factor` times as much, as an engine shared with
+        /// another job for a while.
+        case busy(fromMilliseconds: Int, toMilliseconds: Int, factor: Int = 3)
 
         var variable: (name: String, value: String) {
             func list<T: RawRepresentable<String>>(_ items: [T]) -> String {
@@ -84,6 +88,7 @@ public final class FakeVADevice: Sendable {
             case .failing(let calls): ("FAKE_VA_FAIL", calls.joined(separator: ","))
             case .syncMilliseconds(let milliseconds): ("FAKE_VA_SYNC_MS", "\(milliseconds)")
             case .levelMilliseconds(let costs): ("FAKE_VA_LEVEL_MS", costs.map(String.init).joined(separator: ","))
+            case .busy(let from, let to, let factor): ("FAKE_VA_BUSY", "\(from)-\(to)x\(factor)")
             }
         }
     }
