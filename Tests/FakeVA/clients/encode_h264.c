@@ -6,10 +6,19 @@
 // driver catch it.
 //
 //   encode_h264 [--entropy cabac|cavlc] [--gop ippp|ibp] [--frames N] [--slices N]
-//               [--rc cqp|cbr] [--poc-type 0|2] [--fault NAME] OUTPUT
+//               [--rc cqp|cbr] [--poc-type 0|2] [--quality-levels N:L,…] [--timings]
+//               [--fault NAME] OUTPUT
 //
 // Writes OUTPUT.h264 (the coded pictures, decode order) and OUTPUT.yuv (the input pictures,
-// I420, display order). A failed VA call prints "vaName: <error> (status 0xN)" and exits 1.
+// I420, display order). --quality-levels sends a VAEncMiscParameterTypeQualityLevel buffer with
+// quality_level L along with picture N (decode order, from 0), for each N:L given, and nothing
+// with the other pictures. --timings prints a line per picture on standard output,
+//
+//   timing: picture=N level=L submitted_min=A submitted_max=B took=T
+//
+// L the quality level in force (0 before any was sent); A and B (milliseconds) bound when the
+// picture's vaEndPicture was called, counted from the first picture's vaEndPicture; T
+// (milliseconds) from just before its vaEndPicture until its vaSyncSurface returned. A failed VA call prints "vaName: <error> (status 0xN)" and exits 1.
 // Each coded buffer whose status has VA_CODED_BUF_STATUS_SLICE_OVERFLOW_MASK prints
 // "coded buffer overflow in picture N". The client does not look at EncMaxRefFrames, so with
 // --gop ibp the driver's own check of it can be seen.
@@ -30,17 +39,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <va/va.h>
 #include <va/va_drm.h>
 #include <va/va_enc_h264.h>
 
-enum { WIDTH = 176, HEIGHT = 144, RECON = 4, MAX_REFS = 2, GOP = 4, LOG2_MAX_FRAME_NUM = 4, LOG2_MAX_POC_LSB = 8 };
+enum { WIDTH = 176, HEIGHT = 144, RECON = 4, MAX_REFS = 2, GOP = 4, LOG2_MAX_FRAME_NUM = 4, LOG2_MAX_POC_LSB = 8,
+       MAX_FRAMES = 64 };
 
 static struct {
     bool cabac, bframes, cbr;
     unsigned poc_type;              // 0, or 2 (POC from frame_num; no B-frames)
     int frames, slices;
+    int quality_level[MAX_FRAMES];  // sent with each picture (decode order); -1: none
+    bool timings;
     const char *fault;
     const char *output;
 } options = {.cabac = true, .frames = 8, .slices = 1, .fault = ""};
@@ -266,6 +279,15 @@ static int by_poc_ascending(const void *a, const void *b) {
     return -by_poc_descending(a, b);
 }
 
+static double now_ms(void) {
+    struct timespec now;
+    if (clock_gettime(CLOCK_MONOTONIC, &now) != 0) {
+        fprintf(stderr, "clock_gettime: %s\n", strerror(errno));
+        exit(1);
+    }
+    return (double)now.tv_sec * 1e3 + (double)now.tv_nsec / 1e6;
+}
+
 static VABufferID buffer(VABufferType type, size_t size, const void *data) {
     VABufferID id;
     check(vaCreateBuffer(display, context, type, (unsigned)size, 1, (void *)data, &id), "vaCreateBuffer");
@@ -459,10 +481,25 @@ static void encode(const struct picture *p, int index, FILE *out) {
         list[count++] = buffer(VAEncSliceParameterBufferType, sizeof slice, &slice);
     }
 
+    static unsigned level_in_force;
+    if (options.quality_level[index] >= 0) {
+        VAEncMiscParameterBufferQualityLevel quality = {.quality_level = (uint32_t)options.quality_level[index]};
+        misc(list, &count, VAEncMiscParameterTypeQualityLevel, &quality, sizeof quality);
+        level_in_force = quality.quality_level;
+    }
+
     check(vaBeginPicture(display, context, input), "vaBeginPicture");
     check(vaRenderPicture(display, context, list, count), "vaRenderPicture");
+    double before = now_ms();
     check(vaEndPicture(display, context), "vaEndPicture");
+    double after = now_ms();
     check(vaSyncSurface(display, input), "vaSyncSurface");
+    if (options.timings) {
+        static double first_before, first_after;
+        if (index == 0) first_before = before, first_after = after;
+        printf("timing: picture=%d level=%u submitted_min=%.3f submitted_max=%.3f took=%.3f\n", index, level_in_force,
+               before - first_after, after - first_before, now_ms() - before);
+    }
     for (int i = 0; i < count; i++) check(vaDestroyBuffer(display, list[i]), "vaDestroyBuffer");
 
     VACodedBufferSegment *segment;
@@ -528,7 +565,26 @@ static int plan(struct picture *pictures) {
     return n;
 }
 
+// "N:L,N:L,…" into options.quality_level; false when it does not parse.
+static bool parse_quality_levels(const char *text) {
+    for (const char *p = text;;) {
+        char *end;
+        errno = 0;
+        long picture = strtol(p, &end, 10);
+        if (errno != 0 || end == p || *end != ':' || picture < 0 || picture >= MAX_FRAMES) return false;
+        p = end + 1;
+        long level = strtol(p, &end, 10);
+        if (errno != 0 || end == p || level < 0 || level > 100) return false;
+        options.quality_level[picture] = (int)level;
+        p = end;
+        if (*p == '\0') return true;
+        if (*p++ != ',') return false;
+    }
+}
+
 static void parse(int argc, char **argv) {
+    for (int i = 0; i < MAX_FRAMES; i++) options.quality_level[i] = -1;
+    bool quality_parsed = true;
     for (int i = 1; i < argc; i++) {
         const char *value = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(argv[i], "--entropy") == 0 && value) {
@@ -543,6 +599,11 @@ static void parse(int argc, char **argv) {
             options.cbr = strcmp(value, "cbr") == 0;
         } else if (strcmp(argv[i], "--poc-type") == 0 && value) {
             options.poc_type = (unsigned)atoi(value);
+        } else if (strcmp(argv[i], "--quality-levels") == 0 && value) {
+            quality_parsed = parse_quality_levels(value);
+        } else if (strcmp(argv[i], "--timings") == 0) {
+            options.timings = true;
+            continue;
         } else if (strcmp(argv[i], "--fault") == 0 && value) {
             options.fault = value;
         } else if (argv[i][0] != '-' && options.output == NULL) {
@@ -554,10 +615,11 @@ static void parse(int argc, char **argv) {
         }
         i++;
     }
-    if (options.output == NULL || options.frames < 1 || options.frames > 64 || options.slices < 1 || options.slices > 8
-        || (options.poc_type != 0 && options.poc_type != 2) || (options.poc_type == 2 && options.bframes)) {
+    if (options.output == NULL || options.frames < 1 || options.frames > MAX_FRAMES || options.slices < 1
+        || options.slices > 8 || (options.poc_type != 0 && options.poc_type != 2) || (options.poc_type == 2 && options.bframes)
+        || !quality_parsed) {
         fprintf(stderr, "usage: encode_h264 [--entropy cabac|cavlc] [--gop ippp|ibp] [--frames N] [--slices N] "
-                        "[--rc cqp|cbr] [--poc-type 0|2] [--fault NAME] OUTPUT\n");
+                        "[--rc cqp|cbr] [--poc-type 0|2] [--quality-levels N:L,…] [--timings] [--fault NAME] OUTPUT\n");
         exit(2);
     }
     if (fault("rate_control") || fault("hrd")) options.cbr = true;
@@ -617,7 +679,7 @@ int main(int argc, char **argv) {
           "vaCreateBuffer");
 
     FILE *out = create(".h264"), *yuv = create(".yuv");
-    static struct picture pictures[64];
+    static struct picture pictures[MAX_FRAMES];
     int count = plan(pictures);
     // The encoder sees pictures in decode order; OUTPUT.yuv has them in display order.
     for (int i = 0; i < count; i++) {
