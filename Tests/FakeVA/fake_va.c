@@ -120,7 +120,9 @@
 //   FAKE_VA_TRACE=1                Log each call to stderr.
 //   FAKE_VA_SYNC_MS=N              vaSyncSurface takes N milliseconds (0…10000), as hardware
 //                                  that codes slower than the client feeds it: an encoder that
-//                                  falls behind a live camera.
+//                                  falls behind a live camera. Only vaSyncSurface: ffmpeg's
+//                                  h264_vaapi waits in vaSyncBuffer, so ffmpeg is slowed by the
+//                                  vaSyncSurface before each upload (hwupload) instead.
 //   FAKE_VA_LEVEL_MS=m1,m2,…,mn    An engine whose cost per picture follows the quality level:
 //                                  a picture encoded at VAEncMiscParameterBufferQualityLevel
 //                                  quality_level L takes mL milliseconds (each 0…10000, up to

@@ -194,10 +194,12 @@ struct FakeVADriverProofTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: device.file("cut.h264"))).count == 60_000)
     }
 
-    /// A slow encoder: ffmpeg's h264_vaapi waits for each picture in vaSyncSurface, so 20
-    /// pictures at 40 ms each take at least 0.8 s, and the stream still decodes to its input.
+    /// A slow encoder: ffmpeg calls vaSyncSurface before it uploads each picture (h264_vaapi
+    /// itself waits in vaSyncBuffer, which FAKE_VA_SYNC_MS leaves alone), so 20 pictures at
+    /// 40 ms each take at least 0.8 s, and the stream still decodes to its input.
     @Test func aSlowEncoderMakesItsClientWaitForEveryPicture() throws {
         let slow = try FakeVADevice(knobs: [.syncMilliseconds(40)])
+        _ = try slow.environment()      // builds the driver on first use, which must not be timed
         let started = ContinuousClock.now
         let result = try FakeVA.ffmpegEncode(slow, ["-bf", "0"], output: slow.file("slow.h264"), frames: 20)
         let took = started.duration(to: .now)
