@@ -76,8 +76,9 @@ struct SpeedController {
     private var started = false
     private var firstPicture: Int64 = 0
     private var lastChange: Int64 = 0
-    /// Whether the current step was reached by stepping towards `--speed`.
-    private var cameUp = false
+    /// The step the current one was reached from by stepping towards `--speed`: one known to
+    /// keep up, where the encoder goes back to if this one does not.
+    private var cameFrom: Int?
     /// nil until measured at the current step.
     private var callLoad: Double?
     private var windowStart: Int64?
@@ -117,6 +118,8 @@ struct SpeedController {
         let droppedNow = o.dropped > lastDropped
         lastDropped = o.dropped
         guard o.encoderStarted else {
+            // Counted at the first step; judged from the first picture out.
+            nanosecondsAt[step] += o.now - lastChange
             lastChange = o.now
             return nil
         }
@@ -134,11 +137,16 @@ struct SpeedController {
             // Each step faster is about 1.5× cheaper: enough steps to bring the load under
             // busy. A picture that took several intervals shows an overload the smoothed
             // load has not caught up with yet.
+            if let back = cameFrom, o.now - lastChange < Self.tooSoon {
+                // A step up that did not hold: back to where it was held.
+                return change(to: back, at: o.now)
+            }
             let overload = max(load, Double(o.encodeNanoseconds) / interval)
             let needed = overload > Self.busy ? Int((log(overload / Self.busy) / log(1.5)).rounded(.up)) : 1
             return change(to: min(steps - 1, step + max(1, needed)), at: o.now)
         }
-        let roomy = load < Self.idle && o.waiting == 0 && cpuLoad > 0
+        // One frame may wait while the encoder finishes a picture; two are pressure.
+        let roomy = load < Self.idle && cpuLoad > 0
         guard roomy, step > 0 else {
             calmSince = nil
             return nil
@@ -146,21 +154,21 @@ struct SpeedController {
         let since = calmSince ?? o.now
         calmSince = since
         guard o.now - since >= calmNeeded[step - 1], settled else { return nil }
-        // Far below idle, several steps at once (each about 1.5× dearer); never past a step
-        // that needs a longer calm than this one had.
+        // Far below idle, several steps at once (each about 1.5× dearer), but only into steps
+        // never left for being too slow: one of those is tried alone.
         var next = step - 1
         let room = Int(log(Self.idle / max(load, 0.01)) / log(1.5))
-        while next > 0, step - next < room, o.now - since >= calmNeeded[next - 1] { next -= 1 }
+        while next > 0, step - next < room, calmNeeded[next] == Self.calm, calmNeeded[next - 1] == Self.calm { next -= 1 }
         return change(to: next, at: o.now)
     }
 
     private mutating func change(to next: Int, at now: Int64) -> Int {
-        if next > step, cameUp, now - lastChange < Self.tooSoon {
+        if next > step, cameFrom != nil, now - lastChange < Self.tooSoon {
             // The step just tried could not be held: try it again later than last time.
             calmNeeded[step] = min(Self.longestCalm, calmNeeded[step] * 2)
         }
         nanosecondsAt[step] += max(0, now - lastChange)
-        cameUp = next < step
+        cameFrom = next < step ? step : nil
         step = next
         changes += 1
         if history.count < Self.historyLimit { history.append((now - firstPicture, next)) }

@@ -111,6 +111,8 @@ import Testing
                                              cpuNanoseconds: now / 100, encoderStarted: false)) == nil)
         }
         #expect(controller.step == 3 && controller.changes == 0)
+        // The time before is the first step's.
+        #expect(abs(controller.seconds(until: 90 * Self.interval)[3] - 3) < 0.01)
     }
 
     @Test func theSecondsAtEachStepAddUpToTheRecording() {
