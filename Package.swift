@@ -49,7 +49,7 @@ let package = Package(
                 dependencies: ["VTCore", "CALSA", "CAVFormat", "VTFFmpeg",
                                .product(name: "Logging", package: "swift-log")]),
         .target(name: "VTRecorder",
-                dependencies: ["VTCore", "VTCapture", "VTEncoding", "VTOutput", "VTAudio"]),
+                dependencies: ["VTCore", "VTCapture", "VTEncoding", "VTOutput", "VTAudio", "CLinux"]),
         .executableTarget(name: "vtrecord",
                           dependencies: ["VTRecorder", "VTCore", "VTH264", "VTCapture",
                                          "VTEncoding", "VTOutput", "VTDecoding", "VTAudio",

@@ -1,6 +1,8 @@
 #ifndef VT_CLINUX_SHIM_H
 #define VT_CLINUX_SHIM_H
 
+#include <stddef.h>
+
 // Linux calls that Swift's Glibc module leaves out because glibc declares them only under
 // _GNU_SOURCE. The prototypes are glibc's own.
 
@@ -9,6 +11,18 @@ int sync_file_range(int fd, long long offset, long long nbytes, unsigned int fla
 // SYNC_FILE_RANGE_WRITE: start writing the range's dirty pages, without waiting for them.
 static inline int vt_start_writeback(int fd, long long offset, long long length) {
     return sync_file_range(fd, offset, length, 2);
+}
+
+// sched_getaffinity(2) with glibc's arguments (pid_t is int, cpu_set_t a bit mask).
+int sched_getaffinity(int pid, size_t cpusetsize, void *mask);
+
+// The CPUs this process may run on (taskset, a cpuset), as x264 counts them; 0 if unknown.
+static inline int vt_usable_cores(void) {
+    unsigned long mask[16] = {0};
+    if (sched_getaffinity(0, sizeof mask, mask) != 0) return 0;
+    int count = 0;
+    for (unsigned i = 0; i < sizeof mask / sizeof mask[0]; i++) count += __builtin_popcountl(mask[i]);
+    return count;
 }
 
 #endif

@@ -16,9 +16,4 @@ public enum MonotonicClock {
         clock_gettime(thread ? CLOCK_THREAD_CPUTIME_ID : CLOCK_PROCESS_CPUTIME_ID, &used)
         return Int64(used.tv_sec) * 1_000_000_000 + Int64(used.tv_nsec)
     }
-
-    /// The cores online.
-    public static func onlineCores() -> Int {
-        max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
-    }
 }

@@ -75,28 +75,10 @@ public final class X264Session: CompressionSession {
         }
         self.encoder = encoder
 
-        var nals: UnsafeMutablePointer<x264_nal_t>?
-        var count: Int32 = 0
-        guard x264_encoder_headers(encoder, &nals, &count) >= 0, let nals else {
-            throw .headersFailed(encoder: "x264")
-        }
-        var sps: [[UInt8]] = []
-        var pps: [[UInt8]] = []
-        for i in 0..<Int(count) {
-            let nal = nals[i]
-            // b_annexb = 0: each payload starts with its 4-byte length.
-            let bytes = Array(UnsafeBufferPointer(start: nal.p_payload + 4, count: Int(nal.i_payload) - 4))
-            switch nal.i_type {
-            case Int32(NAL_SPS.rawValue): sps.append(bytes)
-            case Int32(NAL_PPS.rawValue): pps.append(bytes)
-            case Int32(NAL_SEI.rawValue):
-                pendingSEI = Array(UnsafeBufferPointer(start: nal.p_payload, count: Int(nal.i_payload)))
-            default: break
-            }
-        }
-        guard !sps.isEmpty, !pps.isEmpty else { throw .headersFailed(encoder: "x264") }
+        let headers = try headersNow()
+        pendingSEI = headers.sei
         formatDescription = FormatDescription(width: width, height: height,
-                                              sequenceParameterSets: sps, pictureParameterSets: pps)
+                                              sequenceParameterSets: headers.sps, pictureParameterSets: headers.pps)
 
         var actual = x264_param_t()
         x264_encoder_parameters(encoder, &actual)
@@ -161,10 +143,15 @@ public final class X264Session: CompressionSession {
     /// preset, with the tune and explicit settings laid over it as when opening. Deblocking
     /// stays as opened (ultrafast turns it off: a blocky picture for a few percent). What
     /// x264 can lower but never raise again (sub-pixel refinement 0, scene-cut detection off)
-    /// is kept where it was opened, so every step stays reachable.
+    /// is kept where it was opened, so every step stays reachable; an exhaustive motion search
+    /// (esa, tesa: `--speed placebo`) is the exception, which x264 cannot return to once it
+    /// left it, so the first step searches with umh instead.
     public func setSpeedStep(_ step: Int) throws(EncoderError) {
         guard let encoder else { preconditionFailure("speed change before prepare") }
         var target = opened
+        if opened.analyse.i_me_method >= X264_ME_ESA {
+            target.analyse.i_me_method = X264_ME_UMH
+        }
         if step > 0 {
             var stepSettings = settings
             stepSettings.speed = speedSteps[step]
@@ -195,6 +182,33 @@ public final class X264Session: CompressionSession {
         target.analyse.b_mixed_references = faster.analyse.b_mixed_references
         // The PPS says whether the 8×8 transform may be used: off, it stays off.
         target.analyse.b_transform_8x8 = opened.analyse.b_transform_8x8 != 0 ? faster.analyse.b_transform_8x8 : 0
+    }
+
+    /// The parameter sets x264 writes for its settings now, and its version/options SEI
+    /// (length-prefixed, as it goes before the first picture).
+    func headersNow() throws(EncoderError) -> (sps: [[UInt8]], pps: [[UInt8]], sei: [UInt8]) {
+        guard let encoder else { preconditionFailure("headers before prepare") }
+        var nals: UnsafeMutablePointer<x264_nal_t>?
+        var count: Int32 = 0
+        guard x264_encoder_headers(encoder, &nals, &count) >= 0, let nals else {
+            throw .headersFailed(encoder: "x264")
+        }
+        var sps: [[UInt8]] = []
+        var pps: [[UInt8]] = []
+        var sei: [UInt8] = []
+        for i in 0..<Int(count) {
+            let nal = nals[i]
+            // b_annexb = 0: each payload starts with its 4-byte length.
+            let bytes = Array(UnsafeBufferPointer(start: nal.p_payload + 4, count: Int(nal.i_payload) - 4))
+            switch nal.i_type {
+            case Int32(NAL_SPS.rawValue): sps.append(bytes)
+            case Int32(NAL_PPS.rawValue): pps.append(bytes)
+            case Int32(NAL_SEI.rawValue): sei = Array(UnsafeBufferPointer(start: nal.p_payload, count: Int(nal.i_payload)))
+            default: break
+            }
+        }
+        guard !sps.isEmpty, !pps.isEmpty else { throw .headersFailed(encoder: "x264") }
+        return (sps, pps, sei)
     }
 
     /// The settings in force on the running encoder, as x264 reports them.

@@ -1,3 +1,4 @@
+import CLinux
 import Foundation
 import VTAudio
 import VTCapture
@@ -60,6 +61,9 @@ public final class Recorder {
     /// `--realtime adaptive` with a session that has speeds to step between.
     private var speedControl: SpeedController?
     private var speedSteps: [String] = []
+    /// When the last picture went into the encoder: the end of the time the speeds are
+    /// counted over (the drain and the file's finishing come after).
+    private var encodingEnded: Int64?
     /// Says what the recording could not do as asked (no speeds to adapt with).
     private let notice: (String) -> Void
     private let limits: RecordingLimits
@@ -135,6 +139,9 @@ public final class Recorder {
     /// Pictures handed to the encoder that have not come out of it.
     var framesInEncoder: Int { inEncoder.count }
 
+    /// How long a frame lasts: the source's rate, or the one it is retimed to.
+    private var frameDuration: MediaTime { (retiming ?? source.format.frameRate).frameDuration }
+
     /// Runs the recording to its end and reports what happened. Errors from the encoder or the
     /// output end it early; a capture error ends it after what was captured is written.
     public func run() -> RecordingResult {
@@ -154,7 +161,7 @@ public final class Recorder {
             encoderName = session.encoderName
             resolved = session.resolvedSettings
             decodeTimes = DecodeTimes(delay: session.reorderDelay,
-                                      frameDuration: (retiming ?? source.format.frameRate).frameDuration)
+                                      frameDuration: frameDuration)
             if realTime == .adaptive { try startSpeedControl(session) }
             if control.isStopRequested {
                 // Stopped while the source was opening: there is nothing to record.
@@ -165,6 +172,7 @@ public final class Recorder {
                 audio?.start()
                 startCaptureThread()
                 reason = try timing.map { try encodeOnGrid(ConstantRateGrid(rate: $0), session) } ?? encodeEach(session)
+                encodingEnded = MonotonicClock.nanoseconds()
                 // Capture is over: the camera is given back before the encoder drains.
                 finishCapture()
                 let captureFailed = control.captureFailure != nil
@@ -221,7 +229,7 @@ public final class Recorder {
         statistics.audio = audio?.summary
         if let speedControl {
             statistics.speed = SpeedStatistics(steps: speedSteps, current: speedControl.step, changes: speedControl.changes,
-                                               seconds: speedControl.seconds(until: MonotonicClock.nanoseconds()),
+                                               seconds: speedControl.seconds(until: encodingEnded ?? MonotonicClock.nanoseconds()),
                                                history: speedControl.history.map { (Double($0.at) / 1e9, $0.step) })
         }
         statistics.source = source.statistics
@@ -383,15 +391,21 @@ extension Recorder {
         speedSteps = session.speedSteps
         guard speedSteps.count > 1 else {
             let reason = speedSteps.isEmpty ? "\(session.encoderName) cannot change its speed while it runs here"
-                : "--speed \(speedSteps[0]) is already its fastest"
+                : "\(session.encoderName) has nothing faster than \(speedSteps[0])"
             notice("--realtime adaptive: \(reason); frames are dropped at the queue if it falls behind")
             return
         }
         let control = SpeedController(steps: speedSteps.count,
-                                      frameInterval: (retiming ?? source.format.frameRate).frameDuration.seconds,
-                                      cores: MonotonicClock.onlineCores())
+                                      frameInterval: frameDuration.seconds,
+                                      cores: Self.usableCores())
         try session.setSpeedStep(control.step)
         speedControl = control
+    }
+
+    /// The cores the process may run on (as x264 counts them for its threads), else those online.
+    static func usableCores() -> Int {
+        let allowed = Int(vt_usable_cores())
+        return allowed > 0 ? allowed : max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
     }
 
     /// After each picture handed to the encoder: the controller's measurements, and the change
@@ -401,7 +415,7 @@ extension Recorder {
         let observation = SpeedController.Observation(
             now: now, encodeNanoseconds: now - encodeStarted, waiting: control.queue.waiting,
             dropped: control.droppedAtQueue, cpuNanoseconds: MonotonicClock.cpuNanoseconds(),
-            encoderStarted: framesSubmitted > inEncoder.count)
+            encoderStarted: framesSubmitted > framesInEncoder)
         guard let step = speedControl?.observe(observation) else { return }
         try session.setSpeedStep(step)
     }
@@ -413,7 +427,7 @@ extension Recorder {
     /// interleaved in the file (and a segment's file gets the sound up to its last picture);
     /// and the sound source is told how far the picture has come.
     private func writeSound(_ audio: AudioRecorder, _ output: any MediaOutput, through frame: EncodedFrame) throws(OutputError) {
-        let duration = (retiming ?? source.format.frameRate).frameDuration
+        let duration = frameDuration
         let frameEnd = frame.pts + duration
         if pictureEnd.map({ frameEnd > $0 }) ?? true { pictureEnd = frameEnd }
         let latest = (pictureEnd ?? frameEnd).ticks(since: duration, timescale: Int32(audio.format.sampleRate))

@@ -9,17 +9,19 @@ import Foundation
 /// - the encoder's time per picture: how long the encode call took (including writing what
 ///   came out), smoothed, as a fraction of the frame interval. An encoder that keeps up
 ///   returns within the interval; one that falls behind blocks for longer;
-/// - the CPU the process uses, as a fraction of the cores it may run on, over half-second
-///   windows. A frame-threaded encoder (x264) returns quickly until every core is busy, so
+/// - the CPU the process uses, as a fraction of the cores online, over half-second windows. A frame-threaded encoder (x264) returns quickly until every core is busy, so
 ///   its call time alone shows too little headroom; a hardware encoder uses little CPU, so its
 ///   call time is what counts. The load is the larger of the two.
 ///
-/// It steps faster at once when frames wait or were dropped, or the load passes `busy`; by
-/// more than one step when the load says one would not be enough. Then it waits for the
+/// It starts at the fastest step and judges nothing until the encoder has given out its first
+/// picture. It steps faster at once when frames wait or were dropped, or the load passes
+/// `busy`: by more than one step when the load says one would not be enough, or straight back
+/// to the step it came from when a step towards `--speed` did not hold. Then it waits for the
 /// change to show (pictures already in the encoder keep their settings) before judging again.
-/// It steps back towards `--speed` only after `calm` of steady headroom (load under `idle`,
-/// the queue empty, nothing dropped); a step it had to leave again soon after taking it waits
-/// twice as long before the next try, so it does not go back and forth.
+/// It steps towards `--speed` after `calm` of steady headroom (load under `idle`, nothing
+/// pressing), several steps at once while the load is far below `idle`; a step it had to leave
+/// again soon after taking it waits twice as long before the next try, so it does not go back
+/// and forth.
 ///
 /// Owned by the encoder thread.
 struct SpeedController {
@@ -94,10 +96,11 @@ struct SpeedController {
     /// x264 shows it only after its lookahead (up to two seconds); a recording that starts
     /// too slow drops frames from its first seconds, one that starts fast climbs to
     /// `--speed` within seconds (several steps at a time while the load is far below `idle`).
-    init(steps: Int, frameInterval: Double, cores: Int) {
+    /// `start`: another first step than the fastest.
+    init(steps: Int, frameInterval: Double, cores: Int, start: Int? = nil) {
         precondition(steps > 1)
         self.steps = steps
-        step = steps - 1
+        step = start ?? steps - 1
         self.frameInterval = frameInterval
         self.cores = max(1, cores)
         nanosecondsAt = Array(repeating: 0, count: steps)
@@ -134,18 +137,19 @@ struct SpeedController {
         if pressed {
             calmSince = nil
             guard settled, step < steps - 1 else { return nil }
-            // Each step faster is about 1.5× cheaper: enough steps to bring the load under
-            // busy. A picture that took several intervals shows an overload the smoothed
-            // load has not caught up with yet.
             if let back = cameFrom, o.now - lastChange < Self.tooSoon {
                 // A step up that did not hold: back to where it was held.
                 return change(to: back, at: o.now)
             }
+            // Each step faster is about 1.5× cheaper: enough steps to bring the load under
+            // busy. A picture that took several intervals shows an overload the smoothed
+            // load has not caught up with yet.
             let overload = max(load, Double(o.encodeNanoseconds) / interval)
             let needed = overload > Self.busy ? Int((log(overload / Self.busy) / log(1.5)).rounded(.up)) : 1
             return change(to: min(steps - 1, step + max(1, needed)), at: o.now)
         }
-        // One frame may wait while the encoder finishes a picture; two are pressure.
+        // (One frame may wait while the encoder finishes a picture; two were pressure above.)
+        // The CPU share is measured at this step at least once before it counts as room.
         let roomy = load < Self.idle && cpuLoad > 0
         guard roomy, step > 0 else {
             calmSince = nil

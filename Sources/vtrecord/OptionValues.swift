@@ -115,14 +115,19 @@ extension EncoderSettings.RealTimeMode: ExpressibleByArgument {
         }
     }
 
-    /// `--realtime` with no mode after it (as when it was a flag) means adaptive: the word is
-    /// put in before the parser sees the command line.
+    /// `--realtime` with no mode after it (as when it was a flag) means adaptive, and
+    /// `--no-realtime` is `--realtime off`: the words are put in before the parser sees the
+    /// command line, so the last of them wins as with any option.
     static func expandingBareFlag(_ arguments: [String]) -> [String] {
         var result: [String] = []
         for (index, argument) in arguments.enumerated() {
             if argument == "--" {
                 result += arguments[index...]
                 break
+            }
+            if argument == "--no-realtime" {
+                result += ["--realtime", Self.off.rawValue]
+                continue
             }
             result.append(argument)
             guard argument == "--realtime" else { continue }

@@ -144,8 +144,9 @@ struct Preset: Sendable {
             switch option.kind {
             case .invertibleFlag: return problem + ": write \(option.name) = false"
             // --no-realtime stands for --realtime off.
-            case .option: return problem + ": write \(option.name) = \"off\""
-            case .flag, .repeating: break
+            case .option where RecordingOptionCatalog.formerFlags.contains(option.name):
+                return problem + ": write \(option.name) = \"off\""
+            case .option, .flag, .repeating: break
             }
         }
         if let nearest = NearestNames.suggestion(for: key, in: known) {

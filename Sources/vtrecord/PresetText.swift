@@ -24,7 +24,6 @@ enum PresetText {
             for option in unset {
                 switch option.kind {
                 case .flag: text += "# \(option.name) = false\n"
-                // Its default depends on the source (realtime: on for cameras).
                 case .invertibleFlag: text += "# \(option.name)\n"
                 case .option, .repeating:
                     text += "# \(option.name)" + (option.defaultValue.map { " = \(scalar($0))" } ?? "") + "\n"

@@ -63,13 +63,14 @@ extension VTRecord {
         let soundCodec = try sound.audio.map { _ throws(UsageError) in try sound.codec(for: container) }
         let timing = input.timing(for: container)
         // The frames the pipeline can hold, which the source's buffer pools are sized for.
+        var settings = encoder.settings()
         // A camera adapts unless told otherwise; a file or the pattern only when told to.
-        let realTime = encoder.realTimeMode ?? (input.input == nil && !input.testPattern ? .adaptive : .off)
+        let realTime = settings.realTime ?? (input.input == nil && !input.testPattern ? .adaptive : .off)
         let depth = PipelineDepth(queue: realTime == .adaptive ? PipelineDepth.adaptiveQueue : PipelineDepth.defaultQueue,
                                   holdsGridFrame: timing == .cfr, holdsStill: output.snapshot != nil)
         let source: any CaptureSource
         do {
-            source = try openSource(depth: depth, logger: logger)
+            source = try openSource(depth: depth, live: realTime.isLive, logger: logger)
         } catch CaptureError.control(let error) {
             throw PresetLocatedError.locating(error, presets: presets, commandLine: Array(CommandLine.arguments.dropFirst()))
         }
@@ -77,7 +78,6 @@ extension VTRecord {
         var format = source.format
         if input.input != nil, let fps = input.fps { format.frameRate = fps.rate }
 
-        var settings = encoder.settings()
         settings.frameRate = format.frameRate
         settings.sampleAspectRatio = format.sampleAspectRatio?.fittingH264
         if let stated = format.sampleAspectRatio, settings.sampleAspectRatio.map({ $0.hasSameRatio(as: stated) }) != true {
@@ -120,6 +120,8 @@ extension VTRecord {
                                 logger: logger)
         }
         let progress = output.quiet ? nil : ProgressReporter.forTerminal(frameRate: format.frameRate)
+        // What the recording could not do as asked, unless --quiet.
+        let notice: @Sendable (String) -> Void = { [quiet = output.quiet] text in if !quiet { logger.notice("\(text)") } }
         let recorder = Recorder(
             source: source, realTime: realTime,
             limits: RecordingLimits(frames: output.frames, duration: output.duration?.seconds),
@@ -130,11 +132,11 @@ extension VTRecord {
             progress: progress,
             stills: stills,
             audio: audio,
-            notice: { [quiet = output.quiet] text in if !quiet { logger.notice("\(text)") } },
+            notice: notice,
             makeSession: { handler in
                 try selection.makeSession(width: format.width, height: format.height, pixelFormat: format.pixelFormat,
                                           settings: settings,
-                                          notice: { [quiet = output.quiet] text in if !quiet { logger.notice("\(text)") } },
+                                          notice: notice,
                                           output: handler)
             },
             makeOutput: { [output] in
@@ -179,7 +181,8 @@ extension VTRecord {
         }
     }
 
-    private func openSource(depth: PipelineDepth, logger: Logging.Logger) throws -> any CaptureSource {
+    /// `live`: a test pattern is paced to the clock like a camera.
+    private func openSource(depth: PipelineDepth, live: Bool, logger: Logging.Logger) throws -> any CaptureSource {
         if let path = input.input {
             return try Y4MSource(path: path, bufferCount: depth.framesHeld)
         }
@@ -197,7 +200,7 @@ extension VTRecord {
         let size = input.size ?? FrameSize(width: 1280, height: 720)
         let rate = input.fps?.rate ?? FrameRate(numerator: 30, denominator: 1)!
         return try TestPatternSource(width: size.width, height: size.height, frameRate: rate,
-                                     live: encoder.realTimeMode?.isLive == true, bufferCount: depth.framesHeld,
+                                     live: live, bufferCount: depth.framesHeld,
                                      flashes: sound.isTestSound)
     }
 
@@ -257,9 +260,12 @@ extension VTRecord {
         if s.droppedDriver > 0 { line += "; \(s.droppedDriver) frames dropped by the camera driver" }
         if s.framesBad > 0 { line += "; \(s.framesBad) damaged frames skipped" }
         if s.framesDuplicated > 0 { line += "; \(s.framesDuplicated) frames repeated to keep the frame rate" }
-        if let speed = s.speed, speed.changes > 0 {
-            let times = speed.changes == 1 ? "once" : "\(speed.changes) times"
-            line += "; the encoder changed speed \(times) to keep up, ending at \(speed.last) (--speed \(speed.slowest))"
+        if let speed = s.speed {
+            // Where the time went, longest first (VA-API's steps are quality levels).
+            let spent = speed.steps.compactMap { name in speed.seconds[name].map { (name, $0) } }
+                .filter { $0.1 >= 0.05 }.sorted { $0.1 > $1.1 }
+            line += "; speeds (--realtime adaptive from --speed \(s.settings?.speed ?? speed.slowest)): "
+                + spent.map { String(format: "%@ %.1f s", $0.0, $0.1) }.joined(separator: ", ")
         }
         if let sound = s.audio {
             let layout = sound.channels == 1 ? "mono" : sound.channels == 2 ? "stereo" : "\(sound.channels) channels"

@@ -12,7 +12,7 @@ struct RecordingOptionCatalog: Sendable {
         case repeating
         /// `--test-pattern`
         case flag
-        /// `--realtime` / `--no-realtime`
+        /// `--reconnect` / `--no-reconnect`
         case invertibleFlag
     }
 

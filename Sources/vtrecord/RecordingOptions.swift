@@ -252,7 +252,7 @@ struct EncoderOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Encoder threads (0 = automatic).", valueName: "n"))
     var threads: Int?
 
-    @Option(name: .long, help: ArgumentHelp("When the encoder falls behind a live source: adaptive (step --speed to faster settings and back, so no frame is dropped), drop (drop frames at the queue), off (make the source wait). Default: adaptive for cameras, off for files; --realtime alone is adaptive.", valueName: "mode"))
+    @Option(name: .long, help: ArgumentHelp("When the encoder falls behind a live source: adaptive (run faster settings than --speed while it must, instead of dropping frames), drop (drop frames at the queue), off (make the source wait). Default: adaptive for cameras, off for files; --realtime alone is adaptive.", valueName: "mode"))
     var realtime: EncoderSettings.RealTimeMode?
 
     @Flag(name: .customLong("no-realtime"), help: "The same as --realtime off.")

@@ -1,6 +1,9 @@
 import CX264
+import Foundation
 import Testing
 import VTCore
+import VTH264
+import VTTestSupport
 @testable import VTEncoding
 
 @Suite struct X264SessionTests {
@@ -190,21 +193,64 @@ import VTCore
             #expect(now.i_bframe == opened.i_bframe && now.rc.i_lookahead == opened.rc.i_lookahead)
             #expect(now.i_scenecut_threshold == opened.i_scenecut_threshold && now.b_cabac == opened.b_cabac)
         }
+        // What x264 would write now for its parameter sets is what it wrote when it opened.
+        let now = try session.headersNow()
+        #expect(now.sps == format.sequenceParameterSets && now.pps == format.pictureParameterSets,
+                "the parameter sets did not change")
         try session.completeFrames()
-        #expect(session.formatDescription == format, "the parameter sets did not change")
         #expect(frames.count == n)
         // x264 opens a scene-cut IDR where the picture changes; a change of speed opens none.
         let keyFrames = frames.filter(\.isKeyFrame).map(\.pts.value)
         let control = try X264SessionTests().encode(s, count: n).1.filter(\.isKeyFrame).map(\.pts.value)
         #expect(keyFrames == control, "IDRs where the same encoder without changes puts them")
+        // And the stream decodes, with those parameter sets, to as many pictures as went in.
+        var annexB = AnnexB.startCode + format.sequenceParameterSets[0] + AnnexB.startCode + format.pictureParameterSets[0]
         for frame in frames {
-            let types = X264SessionTests.nalTypes(frame.data) ?? []
-            #expect(!types.contains(7) && !types.contains(8), "no SPS or PPS in band")
+            for range in try AVCC.nalUnitRanges(in: frame.data, lengthSize: 4) {
+                annexB += AnnexB.startCode + frame.data[range]
+            }
         }
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("steps-\(UUID().uuidString).h264").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data(annexB).write(to: URL(fileURLWithPath: path))
+        let probe = try ChildProcess.run(["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0",
+                                          "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", path],
+                                         environment: ProcessInfo.processInfo.environment, timeout: .seconds(60))
+        #expect(probe.status == 0, "\(probe.standardError)")
+        #expect(Int(probe.standardOutputText.trimmingCharacters(in: .whitespacesAndNewlines)) == n)
     }
 }
 
 extension X264SpeedStepTests {
+    /// x264 cannot go back to an exhaustive motion search once it left it: `--speed placebo`'s
+    /// first step searches with umh, the rest of its analysis as placebo's, and it is reached
+    /// again after the fastest.
+    @Test func placebosFirstStepIsReachableAgainWithUMH() throws {
+        var s = EncoderSettings()
+        s.speed = "placebo"
+        s.frameRate = FrameRate(numerator: 25, denominator: 1)!
+        let session = try X264Session(width: 160, height: 96, pixelFormat: .i420, settings: s) { _ in }
+        try session.prepare()
+        let opened = session.currentParameters
+        #expect(opened.analyse.i_me_method == X264_ME_TESA)
+        let buffer = PixelBuffer(format: .i420, width: 160, height: 96)
+        var n = 0
+        for step in [session.speedSteps.count - 1, 0] {
+            try session.setSpeedStep(step)
+            for _ in 0..<80 {
+                X264SessionTests.fill(buffer, frame: n)
+                try session.encode(buffer, pts: MediaTime(value: Int64(n), timescale: 25), forceKeyFrame: false,
+                                   token: FrameToken(UInt64(n)))
+                n += 1
+            }
+        }
+        let now = session.currentParameters
+        #expect(now.analyse.i_me_method == X264_ME_UMH)
+        #expect(now.analyse.i_subpel_refine == opened.analyse.i_subpel_refine && now.analyse.i_trellis == opened.analyse.i_trellis)
+        #expect(now.i_frame_reference == opened.i_frame_reference && now.analyse.i_me_range == opened.analyse.i_me_range)
+        try session.completeFrames()
+    }
+
     /// A step set before the first picture (where `--realtime adaptive` starts) holds too.
     @Test func aStepSetBeforeTheFirstPictureHolds() throws {
         var s = EncoderSettings()
