@@ -83,10 +83,12 @@ public final class X264Session: CompressionSession {
         var actual = x264_param_t()
         x264_encoder_parameters(encoder, &actual)
         opened = actual
-        // The opened preset, then every faster one.
+        // The opened preset, then every faster one down to superfast: x264's documentation of
+        // x264_encoder_reconfig warns that many of ultrafast's shortcuts cannot be switched out
+        // of, and advises against switching between it and other presets.
         let presets = X264Parameters.presetNames
         if let index = presets.firstIndex(of: settings.speed) {
-            speedSteps = presets[...index].reversed()
+            speedSteps = presets[...index].reversed().filter { $0 != "ultrafast" || index == 0 }
         }
         resolvedSettings.bFrames = Int(actual.i_bframe)
         reorderDelay = actual.i_bframe == 0 ? 0 : (actual.i_bframe_pyramid != 0 ? 2 : 1)
@@ -185,7 +187,9 @@ public final class X264Session: CompressionSession {
     }
 
     /// The parameter sets x264 writes for its settings now, and its version/options SEI
-    /// (length-prefixed, as it goes before the first picture).
+    /// (length-prefixed, as it goes before the first picture). Only while no picture is being
+    /// coded (after `prepare()`, or after `completeFrames()`): it writes into the buffers the
+    /// frame threads use.
     func headersNow() throws(EncoderError) -> (sps: [[UInt8]], pps: [[UInt8]], sei: [UInt8]) {
         guard let encoder else { preconditionFailure("headers before prepare") }
         var nals: UnsafeMutablePointer<x264_nal_t>?

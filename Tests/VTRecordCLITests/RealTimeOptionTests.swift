@@ -34,7 +34,7 @@ import VTTestSupport
         let speed = summary["speed"] as? [String: Any]
         #expect((speed != nil) == (expected == "adaptive"), "\(summary)")
         if let speed {
-            #expect(speed["steps"] as? [String] == ["veryfast", "superfast", "ultrafast"])
+            #expect(speed["steps"] as? [String] == ["veryfast", "superfast"])
             #expect(speed["slowest"] as? String == "veryfast")
         }
     }
