@@ -149,6 +149,16 @@ import VTTestSupport
         #expect(session.speedSteps == ["slow", "medium", "fast", "faster", "veryfast", "superfast"])
     }
 
+    /// Encodes the moving picture's frames `frames` (160x96 at 25 fps), each at its own time.
+    static func feed(_ session: X264Session, frames: Range<Int>) throws {
+        let buffer = PixelBuffer(format: .i420, width: 160, height: 96)
+        for n in frames {
+            X264SessionTests.fill(buffer, frame: n)
+            try session.encode(buffer, pts: MediaTime(value: Int64(n), timescale: 25), forceKeyFrame: false,
+                               token: FrameToken(UInt64(n)))
+        }
+    }
+
     /// What the faster presets' analysis looks like, as x264's own defaults give it.
     static func preset(_ name: String) -> x264_param_t {
         var p = x264_param_t()
@@ -166,15 +176,10 @@ import VTTestSupport
         try session.prepare()
         let opened = session.currentParameters
         let format = session.formatDescription
-        let buffer = PixelBuffer(format: .i420, width: 160, height: 96)
         var n = 0
         func encode(_ count: Int) throws {
-            for _ in 0..<count {
-                X264SessionTests.fill(buffer, frame: n)
-                try session.encode(buffer, pts: MediaTime(value: Int64(n), timescale: 25), forceKeyFrame: false,
-                                   token: FrameToken(UInt64(n)))
-                n += 1
-            }
+            try Self.feed(session, frames: n..<(n + count))
+            n += count
         }
         try encode(10)
         for (step, name) in session.speedSteps.enumerated().reversed() + [(0, "veryslow")] {
@@ -236,16 +241,9 @@ extension X264SpeedStepTests {
         try session.prepare()
         let opened = session.currentParameters
         #expect(opened.analyse.i_me_method == X264_ME_TESA)
-        let buffer = PixelBuffer(format: .i420, width: 160, height: 96)
-        var n = 0
-        for step in [session.speedSteps.count - 1, 0] {
+        for (round, step) in [session.speedSteps.count - 1, 0].enumerated() {
             try session.setSpeedStep(step)
-            for _ in 0..<80 {
-                X264SessionTests.fill(buffer, frame: n)
-                try session.encode(buffer, pts: MediaTime(value: Int64(n), timescale: 25), forceKeyFrame: false,
-                                   token: FrameToken(UInt64(n)))
-                n += 1
-            }
+            try Self.feed(session, frames: (round * 80)..<(round * 80 + 80))
         }
         let now = session.currentParameters
         #expect(now.analyse.i_me_method == X264_ME_UMH)
@@ -262,12 +260,7 @@ extension X264SpeedStepTests {
         let session = try X264Session(width: 160, height: 96, pixelFormat: .i420, settings: s) { _ in }
         try session.prepare()
         try session.setSpeedStep(session.speedSteps.count - 1)
-        let buffer = PixelBuffer(format: .i420, width: 160, height: 96)
-        for n in 0..<80 {
-            X264SessionTests.fill(buffer, frame: n)
-            try session.encode(buffer, pts: MediaTime(value: Int64(n), timescale: 25), forceKeyFrame: false,
-                               token: FrameToken(UInt64(n)))
-        }
+        try Self.feed(session, frames: 0..<80)
         let now = session.currentParameters
         let want = Self.preset("superfast")
         #expect(now.analyse.i_me_method == want.analyse.i_me_method && now.analyse.i_trellis == want.analyse.i_trellis
