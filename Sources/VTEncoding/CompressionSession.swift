@@ -42,16 +42,27 @@ public protocol CompressionSession: AnyObject {
 
     /// The speeds the running session can step between (`--realtime adaptive`), best and
     /// slowest first, the first being the one it was opened with: settings the encoder can
-    /// change between two pictures without a new keyframe or new parameter sets. Empty when
-    /// it has none to change. Valid after `prepare()`.
+    /// change between two pictures without new parameter sets (x264's fastest step starts
+    /// with a keyframe). Empty when it has none to change. Valid after `prepare()`.
     var speedSteps: [String] { get }
 
     /// Encodes the pictures from now on at `speedSteps[step]`.
     func setSpeedStep(_ step: Int) throws(EncoderError)
+
+    /// The first speed step coded by another encoder than the one `speedSteps[0]` runs on, if
+    /// any (x264: one opened without a lookahead). A change across it starts with a keyframe
+    /// and empties the encoder left, which costs a moment's extra work.
+    var newEncoderFromSpeedStep: Int? { get }
+
+    /// True after a change of speed until what it costs shows: until the encoder it opened
+    /// (if it opened one) has given out its first picture.
+    var speedChangePending: Bool { get }
 }
 
 extension CompressionSession {
     public var speedSteps: [String] { [] }
+    public var speedChangePending: Bool { false }
+    public var newEncoderFromSpeedStep: Int? { nil }
     public func setSpeedStep(_ step: Int) throws(EncoderError) {
         preconditionFailure("\(encoderName) has no speeds to step between")
     }

@@ -145,4 +145,6 @@ final class FallbackSession: CompressionSession {
 
     var speedSteps: [String] { active.speedSteps }
     func setSpeedStep(_ step: Int) throws(EncoderError) { try active.setSpeedStep(step) }
+    var speedChangePending: Bool { active.speedChangePending }
+    var newEncoderFromSpeedStep: Int? { active.newEncoderFromSpeedStep }
 }

@@ -2,6 +2,7 @@ import CX264
 import Foundation
 import Logging
 import VTCore
+import VTH264
 
 /// The software encoder: libx264 behind the `CompressionSession` contract.
 public final class X264Session: CompressionSession {
@@ -19,11 +20,32 @@ public final class X264Session: CompressionSession {
     private var encoder: OpaquePointer?
     private var picture = x264_picture_t()
     private var framesIn = 0
+    /// Pictures given to the encoder that codes now (`encoder`) since it opened.
+    private var framesInCurrent = 0
+    /// Whether `encoder` is the light one the fastest speed steps open (see `setSpeedStep`).
+    private var light = false
+    /// The first speed step coded by a light encoder, if any; nil once the light encoder's
+    /// parameter sets turned out not to match (every step then only reconfigures).
+    public private(set) var newEncoderFromSpeedStep: Int?
+    /// The encoder left at the last change of encoder, emptied on a thread of its own; its
+    /// pictures go out first, so `held` keeps the new encoder's until it is done.
+    private var retiring: X264Retirement?
+    private var held: [EncodedFrame] = []
+    /// The last frame handed out, if it was an IDR (see `emit`).
+    private var lastIDR: [UInt8]?
+    private var parsedParameterSets: (sps: SequenceParameterSet, pps: PictureParameterSet)?
+    /// Whether `encoder` has given out a picture since it opened.
+    private var currentHasCoded = false
+    public var speedChangePending: Bool { retiring != nil || !currentHasCoded }
     /// x264's version/options SEI, sent once before the first picture as the x264 CLI does.
     private var pendingSEI: [UInt8] = []
     /// The parameters the encoder opened with, as x264 resolved them: what each speed step
     /// changes only the analysis of.
     private var opened = x264_param_t()
+    /// The same for the light encoder, while it codes.
+    private var lightOpened = x264_param_t()
+    /// Whether the encoder opened with an exhaustive motion search (placebo) has left it.
+    private var leftExhaustiveSearch = false
     public private(set) var speedSteps: [String] = []
     private let logSink: UnsafeMutablePointer<vt_x264_log_sink>
     private let logContext: Unmanaged<X264LogContext>
@@ -90,6 +112,9 @@ public final class X264Session: CompressionSession {
         if let index = presets.firstIndex(of: settings.speed) {
             speedSteps = presets[...index].reversed().filter { $0 != "ultrafast" || index == 0 }
         }
+        // The fastest steps run on an encoder opened without a lookahead: what x264 cannot
+        // change on a running encoder costs more, at those steps, than the rest of superfast.
+        newEncoderFromSpeedStep = speedSteps.indices.dropFirst().first { Self.lightPresets.contains(speedSteps[$0]) }
         resolvedSettings.bFrames = Int(actual.i_bframe)
         reorderDelay = actual.i_bframe == 0 ? 0 : (actual.i_bframe_pyramid != 0 ? 2 : 1)
         resolvedSettings.threads = Int(actual.i_threads)
@@ -125,7 +150,9 @@ public final class X264Session: CompressionSession {
         picture.i_type = forceKeyFrame ? X264_TYPE_IDR : X264_TYPE_AUTO
         // x264 copies `opaque` from a picture to the frame coded from it.
         picture.opaque = Self.opaque(token)
+        try deliverRetired(waiting: false)
         framesIn += 1
+        framesInCurrent += 1
         // x264 copies the picture inside x264_encoder_encode, so the caller may release the
         // buffer as soon as this returns.
         try encodeAndDeliver(encoder, input: &picture)
@@ -133,6 +160,7 @@ public final class X264Session: CompressionSession {
 
     public func completeFrames() throws {
         guard let encoder else { return }
+        try deliverRetired(waiting: true)
         while x264_encoder_delayed_frames(encoder) > 0 {
             try encodeAndDeliver(encoder, input: nil)
         }
@@ -147,22 +175,178 @@ public final class X264Session: CompressionSession {
     /// x264 can lower but never raise again (sub-pixel refinement 0, scene-cut detection off)
     /// is kept where it was opened, so every step stays reachable; an exhaustive motion search
     /// (esa, tesa: `--speed placebo`) is the exception, which x264 cannot return to once it
-    /// left it, so the first step searches with umh instead.
+    /// left it, so the first step searches with umh instead once the encoder has left it.
+    ///
+    /// The fastest step (superfast) changes encoder instead: see `openLight`. Leaving it opens
+    /// the encoder `--speed` asks for again. Either change starts with a keyframe, and the
+    /// parameter sets stay byte for byte those of `formatDescription`.
     public func setSpeedStep(_ step: Int) throws(EncoderError) {
-        guard let encoder else { preconditionFailure("speed change before prepare") }
-        var target = opened
-        if opened.analyse.i_me_method >= X264_ME_ESA {
+        guard encoder != nil else { preconditionFailure("speed change before prepare") }
+        let wantLight = newEncoderFromSpeedStep.map { step >= $0 } ?? false
+        if wantLight != light {
+            if wantLight {
+                try openLight()
+            } else {
+                var params = try X264Parameters.make(settings, width: width, height: height, format: pixelFormat)
+                try replaceEncoder(opening: &params, light: false)
+            }
+        }
+        guard let encoder else { return }
+        var target = light ? lightOpened : opened
+        if target.analyse.i_me_method >= X264_ME_ESA, step > 0 || leftExhaustiveSearch {
             target.analyse.i_me_method = X264_ME_UMH
+            leftExhaustiveSearch = true
         }
         if step > 0 {
-            var stepSettings = settings
-            stepSettings.speed = speedSteps[step]
-            let faster = try X264Parameters.make(stepSettings, width: width, height: height, format: pixelFormat)
-            Self.takeAnalysis(of: faster, into: &target)
+            Self.takeAnalysis(of: try parameters(at: speedSteps[step]), into: &target)
         }
         guard x264_encoder_reconfig(encoder, &target) == 0 else {
             throw .speedChangeFailed(encoder: "x264", speed: speedSteps[step])
         }
+    }
+
+    /// The presets whose steps a light encoder codes (after `--speed` itself).
+    static let lightPresets: Set = ["veryfast", "superfast"]
+    /// The preset a light encoder opens with: the fastest that keeps CABAC, deblocking and
+    /// B-frames, so its parameter sets can be the opened encoder's.
+    static let lightPreset = "superfast"
+
+    /// `--speed` replaced by `preset`, as x264 would open it.
+    private func parameters(at preset: String) throws(EncoderError) -> x264_param_t {
+        var stepSettings = settings
+        stepSettings.speed = preset
+        return try X264Parameters.make(stepSettings, width: width, height: height, format: pixelFormat)
+    }
+
+    /// Changes to an encoder opened with superfast's lookahead (none), frame-type decision,
+    /// weighted prediction and analysis, and everything the parameter sets say taken from the
+    /// opened encoder (reference count, B-frames and pyramid, CABAC, 8×8 transform, chroma QP
+    /// offset, level, rate control, VUI). If x264 still writes other parameter sets, the light
+    /// encoder is closed unused and every step only reconfigures from then on.
+    private func openLight() throws(EncoderError) {
+        var params = Self.lightParameters(opened: opened, superfast: try parameters(at: Self.lightPreset))
+        guard try replaceEncoder(opening: &params, light: true) else {
+            newEncoderFromSpeedStep = nil
+            logContext.takeUnretainedValue().logger.warning(
+                "x264: an encoder without lookahead would write other parameter sets here; the fast speeds only change the analysis")
+            return
+        }
+        lightOpened = currentParameters
+    }
+
+    /// The light encoder's parameters: the opened encoder's as x264 resolved them, with
+    /// superfast's structure and analysis. x264 resolved the chroma QP offset with psy-RD in
+    /// mind; at superfast's sub-pixel refinement it does not adjust it again.
+    static func lightParameters(opened: x264_param_t, superfast: x264_param_t) -> x264_param_t {
+        var p = opened
+        // x264 owns the strings and zones of its parameters: a copy must not point into them.
+        p.psz_cqm_file = nil
+        p.psz_dump_yuv = nil
+        p.psz_clbin_file = nil
+        p.rc.psz_stat_out = nil
+        p.rc.psz_stat_in = nil
+        p.rc.psz_zones = nil
+        p.rc.zones = nil
+        p.rc.i_zones = 0
+        p.opaque = nil
+        p.param_free = nil
+        takeAnalysis(of: superfast, into: &p)
+        p.i_frame_reference = opened.i_frame_reference
+        p.rc.i_lookahead = superfast.rc.i_lookahead
+        p.rc.b_mb_tree = superfast.rc.b_mb_tree
+        p.i_bframe_adaptive = superfast.i_bframe_adaptive
+        p.i_sync_lookahead = superfast.i_sync_lookahead
+        p.i_lookahead_threads = superfast.i_lookahead_threads
+        p.analyse.i_mv_range_thread = superfast.analyse.i_mv_range_thread
+        // The PPS says only whether P-slices are weighted.
+        p.analyse.i_weighted_pred = opened.analyse.i_weighted_pred > 0 ? max(1, superfast.analyse.i_weighted_pred) : 0
+        return p
+    }
+
+    /// Opens an encoder with `params` and makes it the one that codes from the next picture;
+    /// the one before is emptied on a thread of its own (or closed, if it never had a picture).
+    /// Returns false, opening nothing, when the new encoder's parameter sets are not
+    /// `formatDescription`'s.
+    @discardableResult
+    private func replaceEncoder(opening params: inout x264_param_t, light: Bool) throws(EncoderError) -> Bool {
+        // One change at a time: the encoder before the last must be empty first.
+        do { try deliverRetired(waiting: true) } catch {
+            throw .encodeFailed(encoder: "x264", frame: framesIn, reason: "\(error)")
+        }
+        vt_x264_param_set_log(&params, logSink, X264_LOG_WARNING)
+        guard let next = vt_x264_encoder_open(&params) else {
+            throw .openFailed(encoder: "x264", reason: "x264 refused the settings of a speed step (see its message above)")
+        }
+        let headers: (sps: [[UInt8]], pps: [[UInt8]], sei: [UInt8])
+        do { headers = try Self.headers(of: next) } catch {
+            x264_encoder_close(next)
+            throw error
+        }
+        guard headers.sps == formatDescription.sequenceParameterSets,
+              headers.pps == formatDescription.pictureParameterSets else {
+            x264_encoder_close(next)
+            return false
+        }
+        if let old = encoder {
+            if framesInCurrent == 0 {
+                x264_encoder_close(old)
+            } else {
+                // The pictures still in it are coded at the fastest analysis: it empties
+                // sooner, and takes less from the new encoder meanwhile.
+                var fastest = currentParameters
+                Self.takeAnalysis(of: try parameters(at: Self.lightPreset), into: &fastest)
+                if x264_encoder_reconfig(old, &fastest) != 0 {
+                    // Not fatal: it empties at the speed it had.
+                    logContext.takeUnretainedValue().logger.debug("x264: the encoder being emptied kept its speed")
+                }
+                retiring = X264Retirement(encoder: old, frameRate: settings.frameRate, framesIn: framesIn)
+            }
+        }
+        // Nothing coded yet: the options SEI is the encoder's that codes the first picture.
+        if framesIn == 0 { pendingSEI = headers.sei }
+        encoder = next
+        framesInCurrent = 0
+        currentHasCoded = false
+        leftExhaustiveSearch = false
+        self.light = light
+        return true
+    }
+
+    /// Hands out what the retiring encoder has coded so far, or (`waiting`) everything it
+    /// holds; once it is empty, the new encoder's pictures held meanwhile.
+    private func deliverRetired(waiting: Bool) throws {
+        guard let retiring else { return }
+        let (frames, done) = try retiring.take(waiting: waiting)
+        for frame in frames { try emit(frame) }
+        guard done else { return }
+        self.retiring = nil
+        let waited = held
+        held = []
+        for frame in waited { try emit(frame) }
+    }
+
+    /// Hands a frame to the output. Each encoder numbers its IDRs from idr_pic_id 0: when the
+    /// encoder left ended on an IDR, the next one's first IDR must take the other id.
+    private func emit(_ frame: EncodedFrame) throws {
+        var frame = frame
+        if frame.isKeyFrame, let previous = lastIDR {
+            let sets = try parameterSets()
+            if let id = try IDRPictureID.read(in: frame.data, sps: sets.sps, pps: sets.pps),
+               id == (try IDRPictureID.read(in: previous, sps: sets.sps, pps: sets.pps)) {
+                frame.data = try IDRPictureID.replacing(in: frame.data, with: id == 0 ? 1 : 0, sps: sets.sps, pps: sets.pps)
+            }
+        }
+        lastIDR = frame.isKeyFrame ? frame.data : nil
+        try output(frame)
+    }
+
+    /// The parameter sets, parsed (for `emit`).
+    private func parameterSets() throws -> (sps: SequenceParameterSet, pps: PictureParameterSet) {
+        if let parsedParameterSets { return parsedParameterSets }
+        let sps = try SequenceParameterSet(nalUnit: formatDescription.sequenceParameterSets[0])
+        let pps = try PictureParameterSet(nalUnit: formatDescription.pictureParameterSets[0], chromaFormatIdc: sps.chromaFormatIdc)
+        parsedParameterSets = (sps, pps)
+        return (sps, pps)
     }
 
     /// The speed-related fields `x264_encoder_reconfig` takes, from a faster preset's
@@ -192,6 +376,10 @@ public final class X264Session: CompressionSession {
     /// frame threads use.
     func headersNow() throws(EncoderError) -> (sps: [[UInt8]], pps: [[UInt8]], sei: [UInt8]) {
         guard let encoder else { preconditionFailure("headers before prepare") }
+        return try Self.headers(of: encoder)
+    }
+
+    private static func headers(of encoder: OpaquePointer) throws(EncoderError) -> (sps: [[UInt8]], pps: [[UInt8]], sei: [UInt8]) {
         var nals: UnsafeMutablePointer<x264_nal_t>?
         var count: Int32 = 0
         guard x264_encoder_headers(encoder, &nals, &count) >= 0, let nals else {
@@ -223,6 +411,10 @@ public final class X264Session: CompressionSession {
     }
 
     public func invalidate() {
+        // Its messages go to the log sink freed with this session.
+        retiring?.close()
+        retiring = nil
+        held = []
         if let encoder {
             x264_encoder_close(encoder)
             self.encoder = nil
@@ -231,21 +423,33 @@ public final class X264Session: CompressionSession {
 
     private func encodeAndDeliver(_ encoder: OpaquePointer,
                                   input: UnsafeMutablePointer<x264_picture_t>?) throws {
+        guard var frame = try Self.code(encoder, input: input, frameRate: settings.frameRate, framesIn: framesIn) else { return }
+        if !pendingSEI.isEmpty {
+            frame.data = pendingSEI + frame.data
+            pendingSEI = []
+        }
+        currentHasCoded = true
+        if retiring != nil {
+            held.append(frame)
+        } else {
+            try emit(frame)
+        }
+    }
+
+    /// Feeds one picture (nil: none, to empty the encoder) and returns what came out.
+    static func code(_ encoder: OpaquePointer, input: UnsafeMutablePointer<x264_picture_t>?,
+                     frameRate: FrameRate, framesIn: Int) throws(EncoderError) -> EncodedFrame? {
         var nals: UnsafeMutablePointer<x264_nal_t>?
         var count: Int32 = 0
         var out = x264_picture_t()
         let size = x264_encoder_encode(encoder, &nals, &count, input, &out)
-        guard size >= 0 else { throw EncoderError.encodeFailed(encoder: "x264", frame: framesIn) }
-        guard size > 0, let nals else { return }
+        guard size >= 0 else { throw .encodeFailed(encoder: "x264", frame: framesIn) }
+        guard size > 0, let nals else { return nil }
         // x264 lays out the NAL units of one picture back to back in one buffer.
-        var data = pendingSEI
-        data.reserveCapacity(pendingSEI.count + Int(size))
-        data.append(contentsOf: UnsafeBufferPointer(start: nals[0].p_payload, count: Int(size)))
-        pendingSEI = []
-        let frame = EncodedFrame(data: data, pts: mediaTime(out.i_pts), dts: mediaTime(out.i_dts),
-                                 isKeyFrame: out.b_keyframe != 0 && out.i_type == X264_TYPE_IDR,
-                                 token: Self.token(out.opaque))
-        try output(frame)
+        let data = Array(UnsafeBufferPointer(start: nals[0].p_payload, count: Int(size)))
+        return EncodedFrame(data: data, pts: mediaTime(out.i_pts, frameRate), dts: mediaTime(out.i_dts, frameRate),
+                            isKeyFrame: out.b_keyframe != 0 && out.i_type == X264_TYPE_IDR,
+                            token: token(out.opaque))
     }
 
     /// A token as x264's `opaque` pointer: one more than the token, so token 0 is not NULL.
@@ -265,8 +469,7 @@ public final class X264Session: CompressionSession {
         return Int64((scaled + divisor / 2) / divisor)
     }
 
-    private func mediaTime(_ ticks: Int64) -> MediaTime {
-        let rate = settings.frameRate
+    private static func mediaTime(_ ticks: Int64, _ rate: FrameRate) -> MediaTime {
         return MediaTime(value: ticks * Int64(rate.denominator), timescale: Int32(rate.numerator))
     }
 }

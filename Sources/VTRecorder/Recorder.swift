@@ -397,7 +397,8 @@ extension Recorder {
         }
         let control = SpeedController(steps: speedSteps.count,
                                       frameInterval: frameDuration.seconds,
-                                      cores: Self.usableCores())
+                                      cores: Self.usableCores(),
+                                      newEncoderFrom: session.newEncoderFromSpeedStep)
         try session.setSpeedStep(control.step)
         speedControl = control
     }
@@ -415,7 +416,7 @@ extension Recorder {
         let observation = SpeedController.Observation(
             now: now, encodeNanoseconds: now - encodeStarted, waiting: control.queue.waiting,
             dropped: control.droppedAtQueue, cpuNanoseconds: MonotonicClock.cpuNanoseconds(),
-            encoderStarted: framesSubmitted > framesInEncoder)
+            encoderStarted: framesSubmitted > framesInEncoder && !session.speedChangePending)
         guard let step = speedControl?.observe(observation) else { return }
         try session.setSpeedStep(step)
     }

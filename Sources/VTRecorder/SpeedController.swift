@@ -37,7 +37,8 @@ struct SpeedController {
         var dropped: Int
         /// The process's CPU time so far.
         var cpuNanoseconds: Int64
-        /// Whether the encoder has given out a picture yet: until then (x264 filling its
+        /// Whether the encoder has given out a picture yet, and since a change that opened a
+        /// new one (`CompressionSession.speedChangePending`): until then (x264 filling its
         /// lookahead) what it costs says nothing of what coding will cost.
         var encoderStarted: Bool
     }
@@ -62,9 +63,17 @@ struct SpeedController {
     /// were started at the old settings.
     static let settleFrames = 6.0
 
+    /// The share of `idle` the load must be under to step from `newEncoderFrom` to the step
+    /// before it: that step also brings back x264's lookahead (about a quarter more work at
+    /// superfast's analysis, and fewer pictures coded at once), and leaving it again empties
+    /// a lookahead's worth of pictures while the light encoder starts.
+    static let acrossEncoders = 0.8
+
     let steps: Int
     let frameInterval: Double
     let cores: Int
+    /// The first step coded by another encoder (`CompressionSession.newEncoderFromSpeedStep`).
+    let newEncoderFrom: Int?
 
     private(set) var step: Int
     private(set) var changes = 0
@@ -97,9 +106,10 @@ struct SpeedController {
     /// too slow drops frames from its first seconds, one that starts fast climbs to
     /// `--speed` within seconds (several steps at a time while the load is far below `idle`).
     /// `start`: another first step than the fastest.
-    init(steps: Int, frameInterval: Double, cores: Int, start: Int? = nil) {
+    init(steps: Int, frameInterval: Double, cores: Int, newEncoderFrom: Int? = nil, start: Int? = nil) {
         precondition(steps > 1)
         self.steps = steps
+        self.newEncoderFrom = newEncoderFrom
         step = start ?? steps - 1
         self.frameInterval = frameInterval
         self.cores = max(1, cores)
@@ -150,7 +160,8 @@ struct SpeedController {
         }
         // (One frame may wait while the encoder finishes a picture; two were pressure above.)
         // The CPU share is measured at this step at least once before it counts as room.
-        let roomy = load < Self.idle && cpuLoad > 0
+        let acrossEncoders = step == newEncoderFrom
+        let roomy = load < Self.idle * (acrossEncoders ? Self.acrossEncoders : 1) && cpuLoad > 0
         guard roomy, step > 0 else {
             calmSince = nil
             return nil
@@ -159,10 +170,12 @@ struct SpeedController {
         calmSince = since
         guard o.now - since >= calmNeeded[step - 1], settled else { return nil }
         // Far below idle, several steps at once (each about 1.5× dearer), but only into steps
-        // never left for being too slow: one of those is tried alone.
+        // never left for being too slow: one of those is tried alone; and not on past a change
+        // of encoder, whose cost shows only once the new one codes.
         var next = step - 1
         let room = Int(log(Self.idle / max(load, 0.01)) / log(1.5))
-        while next > 0, step - next < room, calmNeeded[next] == Self.calm, calmNeeded[next - 1] == Self.calm { next -= 1 }
+        while !acrossEncoders, next > 0, next != newEncoderFrom, step - next < room,
+              calmNeeded[next] == Self.calm, calmNeeded[next - 1] == Self.calm { next -= 1 }
         return change(to: next, at: o.now)
     }
 

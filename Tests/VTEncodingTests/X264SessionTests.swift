@@ -182,7 +182,10 @@ import VTTestSupport
             n += count
         }
         try encode(10)
-        for (step, name) in session.speedSteps.enumerated().reversed() + [(0, "veryslow")] {
+        // The steps the opened encoder codes (the fastest open another: see below).
+        let light = try #require(session.newEncoderFromSpeedStep)
+        #expect(session.speedSteps[light...] == ["veryfast", "superfast"])
+        for (step, name) in session.speedSteps[..<light].enumerated().reversed() + [(0, "veryslow")] {
             try session.setSpeedStep(step)
             // x264 applies a change when its next picture starts encoding.
             try encode(80)
@@ -219,7 +222,7 @@ import VTTestSupport
             }
         }
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("steps-\(UUID().uuidString).h264").path
-        defer { try? FileManager.default.copyItem(atPath: path, toPath: "/tmp/steps-debug-\(UUID().uuidString).h264"); try? FileManager.default.removeItem(atPath: path) }
+        defer { try? FileManager.default.removeItem(atPath: path) }
         try Data(annexB).write(to: URL(fileURLWithPath: path))
         let probe = try ChildProcess.run(["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0",
                                           "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", path],
@@ -231,8 +234,8 @@ import VTTestSupport
 
 extension X264SpeedStepTests {
     /// x264 cannot go back to an exhaustive motion search once it left it: `--speed placebo`'s
-    /// first step searches with umh, the rest of its analysis as placebo's, and it is reached
-    /// again after the fastest.
+    /// first step then searches with umh, the rest of its analysis as placebo's; an encoder
+    /// opened again after the fastest steps searches with tesa again.
     @Test func placebosFirstStepIsReachableAgainWithUMH() throws {
         var s = EncoderSettings()
         s.speed = "placebo"
@@ -241,14 +244,22 @@ extension X264SpeedStepTests {
         try session.prepare()
         let opened = session.currentParameters
         #expect(opened.analyse.i_me_method == X264_ME_TESA)
-        for (round, step) in [session.speedSteps.count - 1, 0].enumerated() {
+        let light = try #require(session.newEncoderFromSpeedStep)
+        var n = 0
+        // veryslow searches with umh, veryfast with hex. (x264 applies a change when its next
+        // picture starts encoding: placebo holds 60 pictures of lookahead and 16 B-frames.)
+        #expect(session.speedSteps[1] == "veryslow" && session.speedSteps[light] == "veryfast")
+        for (step, search) in [(1, X264_ME_UMH), (0, X264_ME_UMH), (light, X264_ME_HEX), (0, X264_ME_TESA)] {
             try session.setSpeedStep(step)
-            try Self.feed(session, frames: (round * 80)..<(round * 80 + 80))
+            try Self.feed(session, frames: n..<(n + 120))
+            n += 120
+            let now = session.currentParameters
+            #expect(now.analyse.i_me_method == search, "step \(step)")
+            if step == 0 {
+                #expect(now.analyse.i_subpel_refine == opened.analyse.i_subpel_refine && now.analyse.i_trellis == opened.analyse.i_trellis)
+                #expect(now.i_frame_reference == opened.i_frame_reference && now.analyse.i_me_range == opened.analyse.i_me_range)
+            }
         }
-        let now = session.currentParameters
-        #expect(now.analyse.i_me_method == X264_ME_UMH)
-        #expect(now.analyse.i_subpel_refine == opened.analyse.i_subpel_refine && now.analyse.i_trellis == opened.analyse.i_trellis)
-        #expect(now.i_frame_reference == opened.i_frame_reference && now.analyse.i_me_range == opened.analyse.i_me_range)
         try session.completeFrames()
     }
 
@@ -266,5 +277,163 @@ extension X264SpeedStepTests {
         #expect(now.analyse.i_me_method == want.analyse.i_me_method && now.analyse.i_trellis == want.analyse.i_trellis
                 && now.analyse.i_subpel_refine == 1 && now.i_frame_reference == 1)
         try session.completeFrames()
+    }
+}
+
+extension X264SpeedStepTests {
+    /// The fastest steps run on another encoder, opened without a lookahead (x264 cannot
+    /// change it on a running one): the change starts with an IDR, the parameter sets stay
+    /// byte for byte, the pictures still in the encoder left are coded and come out before the
+    /// new encoder's, and leaving those steps opens the `--speed` encoder again.
+    @Test func theFastestStepsChangeEncoderAndTheStreamStaysOne() throws {
+        var s = EncoderSettings()
+        s.speed = "medium"
+        s.frameRate = FrameRate(numerator: 25, denominator: 1)!
+        s.keyFrameInterval = .frames(250)
+        let collector = X264SessionTests.Collector()
+        let session = try X264Session(width: 160, height: 96, pixelFormat: .i420, settings: s) {
+            collector.frames.append($0)
+        }
+        try session.prepare()
+        let opened = session.currentParameters
+        let format = session.formatDescription
+        let light = try #require(session.newEncoderFromSpeedStep)
+        #expect(session.speedSteps[light...] == ["veryfast", "superfast"])
+        // (step, pictures at it): into the light encoder and on within it, back to the opened
+        // one, and out again before that one gave out anything (its lookahead is emptied on
+        // its own thread), and back again.
+        let plan = [(0, 30), (light + 1, 30), (light, 30), (light - 1, 10), (light + 1, 30), (0, 30), (light, 20)]
+        var n = 0
+        var changedEncoderAt: [Int64] = []
+        var previousLight = false
+        for (step, count) in plan {
+            try session.setSpeedStep(step)
+            let isLight = step >= light
+            if isLight != previousLight {
+                changedEncoderAt.append(Int64(n))
+                #expect(session.speedChangePending, "a new encoder's cost shows once it codes")
+            }
+            previousLight = isLight
+            try Self.feed(session, frames: n..<(n + count))
+            n += count
+            // (x264 applies a change when its next picture starts encoding.)
+            let now = session.currentParameters
+            if isLight {
+                #expect(now.rc.i_lookahead == 0 && now.rc.b_mb_tree == 0, "step \(step): no lookahead")
+                #expect(now.analyse.i_subpel_refine == Self.preset(session.speedSteps[step]).analyse.i_subpel_refine)
+                #expect(now.i_frame_reference == 1)
+            } else {
+                #expect(now.rc.i_lookahead == opened.rc.i_lookahead && now.rc.b_mb_tree == opened.rc.b_mb_tree)
+            }
+            #expect(now.i_bframe == opened.i_bframe && now.i_bframe_pyramid == opened.i_bframe_pyramid)
+        }
+        try session.completeFrames()
+        #expect(!session.speedChangePending)
+        let frames = collector.frames
+        let headers = try session.headersNow()
+        #expect(headers.sps == format.sequenceParameterSets && headers.pps == format.pictureParameterSets)
+        #expect(format == session.formatDescription)
+        #expect(frames.count == n)
+        #expect(frames.map(\.token.rawValue).sorted() == (0..<n).map { UInt64($0) }, "every picture once")
+        // Each encoder's pictures come out together, in its decode order: a picture never
+        // comes out after one that shows later than the next change of encoder.
+        let keyFrames = frames.filter(\.isKeyFrame).map(\.pts.value)
+        #expect(keyFrames == [0] + changedEncoderAt.dropFirst(changedEncoderAt.first == 0 ? 1 : 0), "an IDR at each change of encoder")
+        let encoderOf = frames.map { frame in changedEncoderAt.lastIndex { $0 <= frame.pts.value } ?? -1 }
+        #expect(encoderOf == encoderOf.sorted(), "each encoder's pictures come out before the next one's")
+        // The stream decodes to the pictures that went in, in order.
+        try Self.expectDecodesToTheMovingPicture(frames, format: format, count: n)
+    }
+
+    /// Writes `frames` as one Annex B stream, decodes it with FFmpeg, and checks each decoded
+    /// picture is the moving picture's frame at its place (closer to it than to its neighbours).
+    static func expectDecodesToTheMovingPicture(_ frames: [EncodedFrame], format: FormatDescription, count: Int) throws {
+        var annexB = AnnexB.startCode + format.sequenceParameterSets[0] + AnnexB.startCode + format.pictureParameterSets[0]
+        for frame in frames {
+            for range in try AVCC.nalUnitRanges(in: frame.data, lengthSize: 4) {
+                annexB += AnnexB.startCode + frame.data[range]
+            }
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("steps-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let stream = directory.appendingPathComponent("s.h264").path
+        let raw = directory.appendingPathComponent("s.gray").path
+        try Data(annexB).write(to: URL(fileURLWithPath: stream))
+        let decode = try ChildProcess.run(["ffmpeg", "-v", "error", "-xerror", "-i", stream, "-f", "rawvideo", "-pix_fmt", "gray", raw],
+                                          environment: ProcessInfo.processInfo.environment, timeout: .seconds(60))
+        #expect(decode.status == 0, "\(decode.standardError)")
+        let luma = try [UInt8](Data(contentsOf: URL(fileURLWithPath: raw)))
+        let size = 160 * 96
+        #expect(luma.count == count * size, "\(luma.count / size) pictures decoded of \(count)")
+        let source = PixelBuffer(format: .i420, width: 160, height: 96)
+        func difference(_ decoded: Int, _ frame: Int) -> Int {
+            X264SessionTests.fill(source, frame: frame)
+            let plane = source.planes[0]
+            var total = 0
+            for row in 0..<96 {
+                for col in 0..<160 {
+                    total += abs(Int(luma[decoded * size + row * 160 + col]) - Int(plane.baseAddress[row * plane.bytesPerRow + col]))
+                }
+            }
+            return total
+        }
+        for k in 0..<min(count, luma.count / size) {
+            let own = difference(k, k)
+            let neighbours = [k - 1, k + 1].filter { (0..<count).contains($0) }.map { difference(k, $0) }
+            #expect(neighbours.allSatisfy { own < $0 }, "decoded picture \(k) is frame \(k)")
+        }
+    }
+}
+
+extension X264SpeedStepTests {
+    /// The idr_pic_id of each IDR slice of an Annex B stream, as FFmpeg's trace_headers reads it.
+    static func idrPictureIDs(_ frames: [EncodedFrame], format: FormatDescription) throws -> [Int] {
+        var annexB = AnnexB.startCode + format.sequenceParameterSets[0] + AnnexB.startCode + format.pictureParameterSets[0]
+        for frame in frames {
+            for range in try AVCC.nalUnitRanges(in: frame.data, lengthSize: 4) { annexB += AnnexB.startCode + frame.data[range] }
+        }
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("idr-\(UUID().uuidString).h264").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data(annexB).write(to: URL(fileURLWithPath: path))
+        let trace = try ChildProcess.run(["ffmpeg", "-hide_banner", "-v", "verbose", "-i", path, "-c", "copy", "-bsf:v", "trace_headers",
+                                          "-f", "null", "-"], environment: ProcessInfo.processInfo.environment, timeout: .seconds(60))
+        #expect(trace.status == 0, "\(trace.standardError)")
+        return trace.standardError.split(separator: "\n").filter { $0.contains(" idr_pic_id ") }
+            .compactMap { $0.split(separator: "=").last.flatMap { Int($0.trimmingCharacters(in: CharacterSet.whitespaces)) } }
+    }
+
+    /// Each encoder numbers its IDRs from idr_pic_id 0. When the encoder left ended on an IDR
+    /// numbered 0, the next encoder's first IDR is renumbered 1: two IDR access units in a
+    /// row with one id would be taken for one picture.
+    @Test(arguments: [EncoderSettings.Entropy.cabac, .cavlc])
+    func twoIDRsInARowAcrossAChangeOfEncoderDifferInID(entropy: EncoderSettings.Entropy) throws {
+        var s = EncoderSettings()
+        s.speed = "medium"
+        s.entropy = entropy
+        s.frameRate = FrameRate(numerator: 25, denominator: 1)!
+        s.keyFrameInterval = .frames(250)
+        let collector = X264SessionTests.Collector()
+        let session = try X264Session(width: 160, height: 96, pixelFormat: .i420, settings: s) {
+            collector.frames.append($0)
+        }
+        try session.prepare()
+        let light = try #require(session.newEncoderFromSpeedStep)
+        let buffer = PixelBuffer(format: .i420, width: 160, height: 96)
+        // IDRs at 0 (id 0), 10 (id 1) and 19 (id 0), the last picture before the change: it is
+        // coded last, since an IDR ends the pictures before it.
+        for n in 0..<40 {
+            if n == 20 { try session.setSpeedStep(light) }
+            X264SessionTests.fill(buffer, frame: n)
+            try session.encode(buffer, pts: MediaTime(value: Int64(n), timescale: 25), forceKeyFrame: [10, 19].contains(n),
+                               token: FrameToken(UInt64(n)))
+        }
+        try session.completeFrames()
+        let frames = collector.frames
+        let keyFrames = frames.enumerated().filter(\.element.isKeyFrame)
+        #expect(keyFrames.map(\.element.pts.value) == [0, 10, 19, 20])
+        #expect(keyFrames.suffix(2).map(\.offset) == [19, 20], "the two IDRs follow each other")
+        #expect(try Self.idrPictureIDs(frames, format: session.formatDescription) == [0, 1, 0, 1])
+        try Self.expectDecodesToTheMovingPicture(frames, format: session.formatDescription, count: 40)
     }
 }

@@ -106,6 +106,25 @@ import Testing
         #expect(s.dropped == 0)
     }
 
+    /// Towards --speed past the step where the encoder changes (x264's light encoder, without
+    /// a lookahead), it needs more room, and goes one step at a time: what the other encoder
+    /// costs shows only once it codes, and leaving it again costs a lookahead's pictures.
+    @Test func itClimbsPastAChangeOfEncoderOnlyWithMoreRoomAndOneStepAtATime() {
+        // 0.45 of an interval at step 4: room for the next step on the same encoder, not across.
+        var s = Simulation(controller: SpeedController(steps: 6, frameInterval: 1.0 / 30, cores: 2, newEncoderFrom: 4))
+        s.run(seconds: 20) { step, _ in step >= 4 ? Self.interval * 45 / 100 : Self.interval * 2 }
+        #expect(s.controller.step == 4 && s.controller.history.allSatisfy { $0.step >= 4 }, "\(s.controller.history)")
+        // The same without a change of encoder there climbs.
+        var same = Simulation()
+        same.run(seconds: 20) { step, _ in step >= 4 ? Self.interval * 45 / 100 : Self.interval * 2 / 10 }
+        #expect(same.controller.step < 4, "\(same.controller.history)")
+        // Far below idle: several steps at once, but stopping at the change, then one across.
+        var t = Simulation(controller: SpeedController(steps: 6, frameInterval: 1.0 / 30, cores: 2, newEncoderFrom: 4))
+        t.run(seconds: 12) { step, _ in Self.interval / 40 * Int64(6 - step) }
+        #expect(Array(t.controller.history.map(\.step).prefix(2)) == [4, 3], "\(t.controller.history)")
+        #expect(t.controller.step == 0 && t.dropped == 0, "\(t.controller.history)")
+    }
+
     /// Nothing is decided before the encoder gives out its first picture.
     @Test func itWaitsForTheEncodersFirstPicture() {
         var controller = SpeedController(steps: 4, frameInterval: 1.0 / 30, cores: 2)
