@@ -177,9 +177,10 @@ public final class X264Session: CompressionSession {
     /// (esa, tesa: `--speed placebo`) is the exception, which x264 cannot return to once it
     /// left it, so the first step searches with umh instead once the encoder has left it.
     ///
-    /// The fastest step (superfast) changes encoder instead: see `openLight`. Leaving it opens
-    /// the encoder `--speed` asks for again. Either change starts with a keyframe, and the
-    /// parameter sets stay byte for byte those of `formatDescription`.
+    /// The fastest steps (veryfast, superfast) run on another encoder instead, opened without
+    /// a lookahead: see `openLight`. Leaving them opens the encoder `--speed` asks for again.
+    /// Either change starts with a keyframe, and the parameter sets stay byte for byte those
+    /// of `formatDescription`.
     public func setSpeedStep(_ step: Int) throws(EncoderError) {
         guard encoder != nil else { preconditionFailure("speed change before prepare") }
         let wantLight = newEncoderFromSpeedStep.map { step >= $0 } ?? false
@@ -476,7 +477,7 @@ public final class X264Session: CompressionSession {
     }
 
     private static func mediaTime(_ ticks: Int64, _ rate: FrameRate) -> MediaTime {
-        return MediaTime(value: ticks * Int64(rate.denominator), timescale: Int32(rate.numerator))
+        MediaTime(value: ticks * Int64(rate.denominator), timescale: Int32(rate.numerator))
     }
 }
 
