@@ -159,6 +159,16 @@ import VTTestSupport
         }
     }
 
+    /// A session at `speed`, 25 fps, prepared, whose output goes nowhere.
+    static func prepared(speed: String) throws -> X264Session {
+        var s = EncoderSettings()
+        s.speed = speed
+        s.frameRate = FrameRate(numerator: 25, denominator: 1)!
+        let session = try X264Session(width: 160, height: 96, pixelFormat: .i420, settings: s) { _ in }
+        try session.prepare()
+        return session
+    }
+
     /// What the faster presets' analysis looks like, as x264's own defaults give it.
     static func preset(_ name: String) -> x264_param_t {
         var p = x264_param_t()
@@ -224,11 +234,7 @@ extension X264SpeedStepTests {
     /// first step then searches with umh, the rest of its analysis as placebo's; an encoder
     /// opened again after the fastest steps searches with tesa again.
     @Test func placebosFirstStepIsReachableAgainWithUMH() throws {
-        var s = EncoderSettings()
-        s.speed = "placebo"
-        s.frameRate = FrameRate(numerator: 25, denominator: 1)!
-        let session = try X264Session(width: 160, height: 96, pixelFormat: .i420, settings: s) { _ in }
-        try session.prepare()
+        let session = try Self.prepared(speed: "placebo")
         let opened = session.currentParameters
         #expect(opened.analyse.i_me_method == X264_ME_TESA)
         let light = try #require(session.newEncoderFromSpeedStep)
@@ -252,11 +258,7 @@ extension X264SpeedStepTests {
 
     /// A step set before the first picture (where `--realtime adaptive` starts) holds too.
     @Test func aStepSetBeforeTheFirstPictureHolds() throws {
-        var s = EncoderSettings()
-        s.speed = "medium"
-        s.frameRate = FrameRate(numerator: 25, denominator: 1)!
-        let session = try X264Session(width: 160, height: 96, pixelFormat: .i420, settings: s) { _ in }
-        try session.prepare()
+        let session = try Self.prepared(speed: "medium")
         let opened = session.currentParameters
         try session.setSpeedStep(session.speedSteps.count - 1)
         try Self.feed(session, frames: 0..<80)
