@@ -42,8 +42,9 @@ public protocol CompressionSession: AnyObject {
 
     /// The speeds the running session can step between (`--realtime adaptive`), best and
     /// slowest first, the first being the one it was opened with: settings the encoder can
-    /// change between two pictures without new parameter sets (x264's fastest step starts
-    /// with a keyframe). Empty when it has none to change. Valid after `prepare()`.
+    /// change between two pictures without new parameter sets (a change across
+    /// `newEncoderFromSpeedStep` starts with a keyframe). Empty when it has none to change.
+    /// Valid after `prepare()`.
     var speedSteps: [String] { get }
 
     /// Encodes the pictures from now on at `speedSteps[step]`.
