@@ -34,15 +34,16 @@ public struct DecoderSelection: Sendable, Equatable {
     public static func select(_ choice: DecoderChoice, vaDevice: String?,
                               format: FormatDescription) throws(DecoderError) -> DecoderSelection {
         if choice == .software { return DecoderSelection(backend: .software, reason: nil) }
+        let candidates = vaDevice.map { [$0] } ?? VADecodeSupport.renderNodes()
+        // Software is simply what a machine without a device decodes with, whatever the
+        // stream: nothing to explain under auto.
+        if candidates.isEmpty && choice == .auto { return DecoderSelection(backend: .software, reason: nil) }
         var reasons: [String] = []
         switch Self.profile(of: format) {
         case .failure(let why):
             reasons.append(why.description)
         case .success(let profile):
-            let candidates = vaDevice.map { [$0] } ?? VADecodeSupport.renderNodes()
             if candidates.isEmpty {
-                // Software is simply what such a machine decodes with: nothing to explain.
-                guard choice == .vaapi else { return DecoderSelection(backend: .software, reason: nil) }
                 reasons.append("no VA-API device (no render node in /dev/dri; name one with --va-device)")
             }
             for path in candidates {
