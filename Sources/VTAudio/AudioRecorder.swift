@@ -96,13 +96,17 @@ public final class AudioRecorder: @unchecked Sendable {
     /// What made the sound fail (the encoder, or a required device), if it did.
     public var failure: (any Error)? { failureSlot.withLock { $0 } }
 
+    /// The audio thread's name, as `top -H` and /proc show it.
+    public static let threadName = "vtrecord-audio"
+
     public func start() {
         let thread = Thread { [self] in
+            // Foundation names a thread for the system only from the thread itself.
+            Thread.current.name = Self.threadName
             run()
             threadCPU = Double(MonotonicClock.cpuNanoseconds(thread: true)) / 1e9
             done.signal()
         }
-        thread.name = "vtrecord-audio"
         self.thread = thread
         thread.start()
     }
@@ -194,6 +198,7 @@ public final class AudioRecorder: @unchecked Sendable {
     private func run() {
         var held: [AudioChunk] = []
         let live = source.format.isLive
+        if live { ThreadPriority.raiseForLiveCapture() }
         do {
             while !stopping.load(ordering: .acquiring) {
                 let end = endSamples.load(ordering: .acquiring)

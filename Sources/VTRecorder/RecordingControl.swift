@@ -82,23 +82,10 @@ public final class RecordingControl: Sendable {
         }
     }
 
-    /// How far a live source's capture thread raises its scheduling priority (its nice value,
-    /// per thread on Linux) above the encoder's, where the system allows it.
-    static let captureNiceBoost: Int32 = 10
-
-    /// A live capture thread has a deadline every frame (a buffer back to the driver before
-    /// the next one comes due) while the encoder only has throughput: given the same priority,
-    /// an encoder using every core can keep the capture thread off the CPU long enough that
-    /// the driver runs out of buffers. Raising it needs root, CAP_SYS_NICE or an RLIMIT_NICE
-    /// (limits.conf); without them the thread stays at the normal priority, as before.
-    static func raiseCapturePriority() {
-        moveThreadNice(by: -captureNiceBoost)
-    }
-
     /// The capture thread's loop: frames from the source into the queue until the source
     /// ends, fails or is stopped; then the queue is closed so the encoder drains it.
     func capture(realTime: Bool) {
-        if realTime { Self.raiseCapturePriority() }
+        if realTime { ThreadPriority.raiseForLiveCapture() }
         do {
             while !isStopRequested {
                 guard let frame = try source.nextFrame() else { break }

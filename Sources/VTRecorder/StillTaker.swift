@@ -89,7 +89,7 @@ public final class StillTaker: Sendable {
     }
 
     private func run() {
-        moveThreadNice(by: Self.niceDrop)
+        ThreadPriority.move(by: Self.niceDrop)
         while true {
             wake.wait()
             var next: CapturedFrame?

@@ -115,17 +115,25 @@ extension CameraRecordingTests {
             #expect(nice.values.filter { $0 == main }.count >= 2, "thread nice values \(nice)")
         }
 
-        /// tid → nice of each thread of `pid`, from /proc/PID/task/TID/stat (field 19).
+        /// tid → nice of each thread of `pid`.
         static func threadNiceValues(of pid: Int32) -> [Int32: Int] {
+            threads(of: pid).mapValues(\.nice)
+        }
+
+        /// tid → name and nice of each thread of `pid`, from /proc/PID/task/TID/stat (the name
+        /// in parentheses, nice in field 19).
+        static func threads(of pid: Int32) -> [Int32: (name: String, nice: Int)] {
             let tasks = "/proc/\(pid)/task"
-            var values: [Int32: Int] = [:]
+            var values: [Int32: (name: String, nice: Int)] = [:]
             for tid in (try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? [] {
                 guard let id = Int32(tid),
                       let stat = try? String(contentsOfFile: "\(tasks)/\(tid)/stat", encoding: .utf8),
-                      let close = stat.lastIndex(of: ")") else { continue }
+                      let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")") else { continue }
                 let fields = stat[stat.index(after: close)...].split(separator: " ")
                 // Fields after the name start at 3 (state); nice is field 19.
-                if fields.count > 16, let value = Int(fields[16]) { values[id] = value }
+                if fields.count > 16, let value = Int(fields[16]) {
+                    values[id] = (String(stat[stat.index(after: open)..<close]), value)
+                }
             }
             return values
         }

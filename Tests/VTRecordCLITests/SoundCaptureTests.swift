@@ -190,6 +190,29 @@ import Glibc
         #expect(try rig.alsa.report(of: "mic").stalls == 1)
     }
 
+    /// A live device's audio thread runs above the encoder's priority where the system allows
+    /// it (these tests run as root, which does), as the camera's capture thread does.
+    @Test func theAudioThreadOfALiveDeviceRunsAboveTheEncoder() throws {
+        try #require(getuid() == 0, "raising a thread's priority needs root or CAP_SYS_NICE")
+        let rig = try Rig(Self.microphone())
+        let child = try ChildProcess([Tools.vtrecord] + rig.arguments(rig.alsa.file("nice.mkv"), ["--duration", "3s"]),
+                                     environment: rig.environment)
+        let pid = child.processIdentifier
+        typealias Threads = [Int32: (name: String, nice: Int)]
+        func audio(_ threads: Threads) -> Int? { threads.values.first { $0.name == "vtrecord-audio" }?.nice }
+        var threads: Threads = [:]
+        let deadline = ContinuousClock.now + .seconds(3)
+        repeat {
+            usleep(50_000)
+            threads = CameraRecordingTests.CaptureThreadPriorityTests.threads(of: pid)
+        } while child.isRunning && (audio(threads) ?? 0) >= (threads[pid]?.nice ?? 0) && ContinuousClock.now < deadline
+        let result = child.wait()
+        #expect(result.status == 0, "\(result.transcript)")
+        let main = try #require(threads[pid]?.nice, "no main thread among \(threads)")
+        let sound = try #require(audio(threads), "no audio thread among \(threads)")
+        #expect(sound == main - 10, "the audio thread's nice value \(sound), the encoder thread's \(main)")
+    }
+
     /// SIGINT at ten moments from a seed (VTRECORD_SIGNAL_SEED repeats a run): exit 0, the MP4
     /// finalized, both tracks complete and in step to the end.
     @Test func aSignalAtAnyMomentLeavesBothTracksComplete() throws {
