@@ -100,15 +100,11 @@ public final class AudioRecorder: @unchecked Sendable {
     public static let threadName = "vtrecord-audio"
 
     public func start() {
-        let thread = Thread { [self] in
-            // Foundation names a thread for the system only from the thread itself.
-            Thread.current.name = Self.threadName
+        thread = Thread.start(named: Self.threadName) { [self] in
             run()
             threadCPU = Double(MonotonicClock.cpuNanoseconds(thread: true)) / 1e9
             done.signal()
         }
-        self.thread = thread
-        thread.start()
     }
 
     /// The CLOCK_MONOTONIC instant the picture's time 0 stands for.

@@ -18,7 +18,7 @@ final class X264Retirement: @unchecked Sendable {
     /// session so far, for an error message.
     init(encoder: OpaquePointer, frameRate: FrameRate, framesIn: Int) {
         let owned = EncoderHandle(encoder)
-        let thread = Thread { [self] in
+        Thread.start(named: "vtrecord-drain") { [self] in
             var failure: EncoderError?
             do throws(EncoderError) {
                 while x264_encoder_delayed_frames(owned.pointer) > 0 {
@@ -39,8 +39,6 @@ final class X264Retirement: @unchecked Sendable {
                 condition.broadcast()
             }
         }
-        thread.name = "vtrecord x264 retiring"
-        thread.start()
     }
 
     /// The pictures coded since the last call, and whether the encoder is now empty and

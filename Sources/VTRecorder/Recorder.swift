@@ -250,12 +250,10 @@ public final class Recorder {
     private func startCaptureThread() {
         let done = DispatchSemaphore(value: 0)
         captureThreadDone = done
-        let thread = Thread { [control, live = realTime.isLive] in
+        Thread.start(named: "vtrecord-cap") { [control, live = realTime.isLive] in
             control.capture(realTime: live)
             done.signal()
         }
-        thread.name = "vtrecord-capture"
-        thread.start()
     }
 
     /// Every frame once, at its own time.

@@ -1,4 +1,5 @@
 import Foundation
+import VTCore
 
 #if canImport(Glibc)
 import Glibc
@@ -27,7 +28,7 @@ public enum SignalMonitor {
     /// Starts the thread that waits for the signals. `onFirst` gets the signal's name.
     public static func start(hangUp: Bool = false, onFirst: @escaping @Sendable (String) -> Void,
                              onSecond: @escaping @Sendable () -> Never) {
-        let thread = Thread {
+        Thread.start(named: "vtrecord-sig") {
             var set = stopSignals(hangUp: hangUp)
             var count = 0
             while true {
@@ -41,8 +42,6 @@ public enum SignalMonitor {
                 }
             }
         }
-        thread.name = "vtrecord-signals"
-        thread.start()
     }
 
     private static func stopSignals(hangUp: Bool) -> sigset_t {

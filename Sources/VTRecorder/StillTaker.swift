@@ -52,9 +52,7 @@ public final class StillTaker: Sendable {
         self.interval = interval
         self.take = take
         self.warn = warn
-        let thread = Thread { [self] in run() }
-        thread.name = "vtrecord-still"
-        thread.start()
+        Thread.start(named: "vtrecord-still") { [self] in run() }
     }
 
     public var statistics: Statistics { slot.withLock { $0.statistics } }

@@ -171,9 +171,7 @@ final class FrameWatchdog: Sendable {
     private let done = DispatchSemaphore(value: 0)
 
     init(_ source: any CaptureSource, limit: Double) {
-        let thread = Thread { [self] in watch(source, allowed: .milliseconds(Int64(limit * 1000))) }
-        thread.name = "vtrecord-watchdog"
-        thread.start()
+        Thread.start(named: "vtrecord-watch") { [self] in watch(source, allowed: .milliseconds(Int64(limit * 1000))) }
     }
 
     private func watch(_ source: any CaptureSource, allowed: Duration) {
