@@ -47,7 +47,7 @@ import Glibc
     @Test(arguments: cases)
     func mp4HoldsTheRawStreamsPicturesWithTheirTimes(_ c: Case) throws {
         let dir = try TemporaryDirectory()
-        let common = c.source + c.settings + ["--frames", "\(c.frames)", "--quiet"]
+        let common = c.source + c.settings + ["--frames", "\(c.frames)", "--quiet"] + Tools.reproducible
         let raw = try Tools.vtrecord(common + ["-o", dir.path("a.h264")])
         #expect(raw.status == 0, "\(raw.stderr)")
         let mp4 = try Tools.vtrecord(common + ["-o", dir.path("a.mp4"), "--json-summary", dir.path("s.json")])

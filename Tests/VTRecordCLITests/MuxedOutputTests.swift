@@ -91,7 +91,7 @@ import Glibc
         let made = try Tools.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=2",
                                             "-pix_fmt", "yuv420p", "-f", "yuv4mpegpipe", input])
         try #require(made.status == 0, "\(made.stderr)")
-        let common = ["--input", input, "--speed", "veryfast", "--quiet"]
+        let common = ["--input", input, "--speed", "veryfast", "--quiet"] + Tools.reproducible
         let raw = try Tools.vtrecord(common + ["-o", dir.path("a.h264")])
         #expect(raw.status == 0, "\(raw.stderr)")
         let file = dir.path("a.\(container)")

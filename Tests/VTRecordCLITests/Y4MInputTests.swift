@@ -17,8 +17,8 @@ import Testing
         let input = try Self.makeY4M(dir, "in.y4m", rate: "30000/1001")
         let fromFile = dir.path("file.h264")
         let fromPipe = dir.path("pipe.h264")
-        #expect(try Tools.vtrecord(["--input", input, "-o", fromFile, "--quiet"]).status == 0)
-        let r = try Tools.vtrecord(["--input", "-", "-o", fromPipe, "--quiet"], stdin: input)
+        #expect(try Tools.vtrecord(["--input", input, "-o", fromFile, "--quiet"] + Tools.reproducible).status == 0)
+        let r = try Tools.vtrecord(["--input", "-", "-o", fromPipe, "--quiet"] + Tools.reproducible, stdin: input)
         #expect(r.status == 0, "\(r.stderr)")
         let a = try Tools.frameMD5s(fromFile)
         #expect(a.count == 10)
@@ -33,10 +33,10 @@ import Testing
         let asIs = dir.path("as-is.h264")
         let retimed = dir.path("retimed.h264")
         // Constant QP: x264's quality-based modes weigh frames by their duration.
-        let quantiser = ["--rate-control", "cqp", "--qp", "20"]
-        #expect(try Tools.vtrecord(["--input", input, "-o", asIs, "--quiet"] + quantiser).status == 0)
+        let settings = ["--rate-control", "cqp", "--qp", "20"] + Tools.reproducible
+        #expect(try Tools.vtrecord(["--input", input, "-o", asIs, "--quiet"] + settings).status == 0)
         let r = try Tools.vtrecord(["--input", input, "--fps", "30000/1001", "-o", retimed, "--quiet",
-                                    "--json-summary", dir.path("s.json")] + quantiser)
+                                    "--json-summary", dir.path("s.json")] + settings)
         #expect(r.status == 0, "\(r.stderr)")
         let probe = try Tools.ffprobe(retimed, ["-show_entries", "stream=r_frame_rate"])
         #expect((probe["streams"] as? [[String: Any]])?.first?["r_frame_rate"] as? String == "30000/1001")
