@@ -56,6 +56,15 @@ import Glibc
                        toneLevel: -90, overrunsAt: overrunsAt, stall: stall, unplugAt: unplugAt, replugAt: replugAt)
     }
 
+    /// What a failed sync check shows besides the offset: every flash and onset, and what the
+    /// summary counted for the picture and the sound, so a failure once in many runs can be
+    /// read without running it again.
+    static func context(_ sync: SoundSync, _ summary: [String: Any]) -> String {
+        let picture = ["frames_captured", "frames_encoded", "frames_duplicated", "frames_dropped_timing", "dropped_queue",
+                       "dropped_driver"].map { "\($0) \(summary[$0] ?? "nil")" }.joined(separator: ", ")
+        return "flashes \(sync.flashes), onsets \(sync.onsets); \(picture); audio \(summary["audio"] ?? "nil")"
+    }
+
     static func summary(_ path: String) throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
     }
@@ -131,7 +140,7 @@ import Glibc
         let heard = zip(sync.flashes, sync.offsets()).filter { $0.1 != nil }
         #expect(heard.count >= 4, "beeps heard at \(sync.onsets), flashes \(sync.flashes)")
         for (flash, offset) in heard {
-            #expect(abs(offset ?? 1) <= 0.020, "the beep of the flash at \(flash) s is \((offset ?? 1) * 1000) ms off")
+            #expect(abs(offset ?? 1) <= 0.020, "the beep of the flash at \(flash) s is \((offset ?? 1) * 1000) ms off; \(Self.context(sync, summary))")
         }
         #expect(abs(sync.audioEnd - sync.videoEnd) <= 0.020)
     }
@@ -184,7 +193,7 @@ import Glibc
         let heard = zip(sync.flashes, sync.offsets()).filter { $0.1 != nil }
         #expect(heard.count >= sync.flashes.count - 1 && sync.flashes.count >= 4, "onsets \(sync.onsets), flashes \(sync.flashes)")
         for (flash, offset) in heard {
-            #expect(abs(offset ?? 1) <= 0.020, "the beep of the flash at \(flash) s is \((offset ?? 1) * 1000) ms off")
+            #expect(abs(offset ?? 1) <= 0.020, "the beep of the flash at \(flash) s is \((offset ?? 1) * 1000) ms off; \(Self.context(sync, summary))")
         }
         #expect(abs(sync.audioEnd - sync.videoEnd) <= 0.020)
         #expect(try rig.alsa.report(of: "mic").stalls == 1)

@@ -58,9 +58,17 @@ struct SoundSync {
     /// For every flash, how far its beep starts from it (seconds, positive when the sound is
     /// late): the onset nearest the flash, or for a beep that starts the file (no silence
     /// before it) its end minus the beep's length. nil where no beep is found within 0.3 s.
+    ///
+    /// A beep shorter than `beepLength` lost its start or its end to a gap (a device that came
+    /// back, or went away, in the middle of it): the edge the gap did not cut is timed, which
+    /// is the one nearer its place; a sound that is late or early has both edges off.
     func offsets(beepLength: Double = 0.1) -> [Double?] {
         flashes.map { flash in
             if let onset = onsets.min(by: { abs($0 - flash) < abs($1 - flash) }), abs(onset - flash) < 0.3 {
+                if let end = silences.first(where: { $0 > onset }), end - onset < beepLength * 0.9 {
+                    let byEnd = end - beepLength - flash
+                    return abs(byEnd) < abs(onset - flash) ? byEnd : onset - flash
+                }
                 return onset - flash
             }
             if let end = silences.min(by: { abs($0 - flash - beepLength) < abs($1 - flash - beepLength) }),
