@@ -115,6 +115,11 @@ public final class X264Session: CompressionSession {
         // The fastest steps run on an encoder opened without a lookahead: what x264 cannot
         // change on a running encoder costs more, at those steps, than the rest of superfast.
         newEncoderFromSpeedStep = speedSteps.indices.dropFirst().first { Self.lightPresets.contains(speedSteps[$0]) }
+        // A buffer model (VBV; with CBR also the HRD's buffering periods) lives in the encoder.
+        // A new one would start it again from x264's initial fullness in the middle of the
+        // stream, where the old one's may be near empty: the fastest steps then only change
+        // the running encoder's analysis, as the others do.
+        if actual.rc.i_vbv_max_bitrate > 0 && actual.rc.i_vbv_buffer_size > 0 { newEncoderFromSpeedStep = nil }
         resolvedSettings.bFrames = Int(actual.i_bframe)
         reorderDelay = actual.i_bframe == 0 ? 0 : (actual.i_bframe_pyramid != 0 ? 2 : 1)
         resolvedSettings.threads = Int(actual.i_threads)

@@ -230,6 +230,39 @@ import VTTestSupport
 }
 
 extension X264SpeedStepTests {
+    /// With a VBV buffer (here CBR, whose HRD buffering periods describe it) every step changes
+    /// the running encoder: a new encoder would start the buffer model again mid-stream. The
+    /// fastest step holds on the opened encoder, with its lookahead, and no IDR comes of it.
+    @Test(arguments: [EncoderSettings.RateControl.cbr, .vbr])
+    func withABufferModelEveryStepChangesTheRunningEncoder(_ mode: EncoderSettings.RateControl) throws {
+        var s = EncoderSettings()
+        s.speed = "medium"
+        s.frameRate = FrameRate(numerator: 25, denominator: 1)!
+        s.keyFrameInterval = .frames(250)
+        s.rateControl = mode
+        s.bitRate = 400_000
+        if mode == .vbr { s.maxBitRate = 600_000 }
+        var frames: [EncodedFrame] = []
+        let session = try X264Session(width: 160, height: 96, pixelFormat: .i420, settings: s) { frames.append($0) }
+        try session.prepare()
+        let opened = session.currentParameters
+        #expect(opened.rc.i_vbv_buffer_size > 0)
+        #expect(session.newEncoderFromSpeedStep == nil)
+        #expect(session.speedSteps.last == "superfast")
+        try Self.feed(session, frames: 0..<10)
+        try session.setSpeedStep(session.speedSteps.count - 1)
+        try Self.feed(session, frames: 10..<60)
+        let now = session.currentParameters
+        #expect(now.rc.i_lookahead == opened.rc.i_lookahead, "the opened encoder, with its lookahead")
+        #expect(now.analyse.i_subpel_refine == Self.preset("superfast").analyse.i_subpel_refine)
+        try session.completeFrames()
+        #expect(frames.count == 60)
+        #expect(frames.filter(\.isKeyFrame).count == 1, "no IDR from the step")
+        try Self.expectDecodesToTheMovingPicture(frames, format: session.formatDescription, count: 60)
+    }
+}
+
+extension X264SpeedStepTests {
     /// x264 cannot go back to an exhaustive motion search once it left it: `--speed placebo`'s
     /// first step then searches with umh, the rest of its analysis as placebo's; an encoder
     /// opened again after the fastest steps searches with tesa again.
