@@ -160,6 +160,17 @@ import VTTestSupport
     }
 
     /// A session at `speed`, 25 fps, prepared, whose output goes nowhere.
+    /// What the speed-step tests open x264 with: `speed`, 25 fps, no IDR after the first for
+    /// 250 pictures (so every other IDR comes from a step), and what `change` adds.
+    static func settings(speed: String, _ change: (inout EncoderSettings) -> Void = { _ in }) -> EncoderSettings {
+        var s = EncoderSettings()
+        s.speed = speed
+        s.frameRate = FrameRate(numerator: 25, denominator: 1)!
+        s.keyFrameInterval = .frames(250)
+        change(&s)
+        return s
+    }
+
     static func prepared(speed: String) throws -> X264Session {
         var s = EncoderSettings()
         s.speed = speed
@@ -177,10 +188,7 @@ import VTTestSupport
     }
 
     @Test func eachStepHoldsOnTheRunningEncoderAndTheStreamStaysOne() throws {
-        var s = EncoderSettings()
-        s.speed = "veryslow"
-        s.frameRate = FrameRate(numerator: 25, denominator: 1)!
-        s.keyFrameInterval = .frames(250)
+        let s = Self.settings(speed: "veryslow")
         var frames: [EncodedFrame] = []
         let session = try X264Session(width: 160, height: 96, pixelFormat: .i420, settings: s) { frames.append($0) }
         try session.prepare()
@@ -235,13 +243,11 @@ extension X264SpeedStepTests {
     /// fastest step holds on the opened encoder, with its lookahead, and no IDR comes of it.
     @Test(arguments: [EncoderSettings.RateControl.cbr, .vbr])
     func withABufferModelEveryStepChangesTheRunningEncoder(_ mode: EncoderSettings.RateControl) throws {
-        var s = EncoderSettings()
-        s.speed = "medium"
-        s.frameRate = FrameRate(numerator: 25, denominator: 1)!
-        s.keyFrameInterval = .frames(250)
-        s.rateControl = mode
-        s.bitRate = 400_000
-        if mode == .vbr { s.maxBitRate = 600_000 }
+        let s = Self.settings(speed: "medium") {
+            $0.rateControl = mode
+            $0.bitRate = 400_000
+            if mode == .vbr { $0.maxBitRate = 600_000 }
+        }
         var frames: [EncodedFrame] = []
         let session = try X264Session(width: 160, height: 96, pixelFormat: .i420, settings: s) { frames.append($0) }
         try session.prepare()
@@ -312,10 +318,7 @@ extension X264SpeedStepTests {
     /// byte for byte, the pictures still in the encoder left are coded and come out before the
     /// new encoder's, and leaving those steps opens the `--speed` encoder again.
     @Test func theFastestStepsChangeEncoderAndTheStreamStaysOne() throws {
-        var s = EncoderSettings()
-        s.speed = "medium"
-        s.frameRate = FrameRate(numerator: 25, denominator: 1)!
-        s.keyFrameInterval = .frames(250)
+        let s = Self.settings(speed: "medium")
         let collector = X264SessionTests.Collector()
         let session = try X264Session(width: 160, height: 96, pixelFormat: .i420, settings: s) {
             collector.frames.append($0)
@@ -433,11 +436,7 @@ extension X264SpeedStepTests {
     /// row with one id would be taken for one picture.
     @Test(arguments: [EncoderSettings.Entropy.cabac, .cavlc])
     func twoIDRsInARowAcrossAChangeOfEncoderDifferInID(entropy: EncoderSettings.Entropy) throws {
-        var s = EncoderSettings()
-        s.speed = "medium"
-        s.entropy = entropy
-        s.frameRate = FrameRate(numerator: 25, denominator: 1)!
-        s.keyFrameInterval = .frames(250)
+        let s = Self.settings(speed: "medium") { $0.entropy = entropy }
         let collector = X264SessionTests.Collector()
         let session = try X264Session(width: 160, height: 96, pixelFormat: .i420, settings: s) {
             collector.frames.append($0)
