@@ -135,17 +135,12 @@ public struct AccessUnitReader {
     private mutating func sliceOrder(_ nalUnit: [UInt8], header: NALUnitHeader) throws(BitstreamError)
         -> (firstMb: Int, order: Int) {
         var reader = BitReader(rbsp: removeEmulationPrevention(nalUnit.dropFirst()), syntax: "slice header")
-        let firstMb = Int(try reader.ue("first_mb_in_slice"))
-        _ = try reader.ue("slice_type")
-        let ppsId = Int(try reader.ue("pic_parameter_set_id"))
-        guard let spsId = ppsToSPS[ppsId], let sps = parsedSPS[spsId] else {
-            throw .missingParameterSet(.pps)
-        }
-        if sps.separateColourPlane { _ = try reader.u(2, "colour_plane_id") }
-        let frameNum = Int(try reader.u(sps.log2MaxFrameNum, "frame_num"))
-        if !sps.frameMbsOnly, try reader.flag("field_pic_flag") { _ = try reader.flag("bottom_field_flag") }
         let idr = header.type == .sliceIDR
-        if idr { _ = try reader.ue("idr_pic_id") }
+        let (start, sps) = try SliceHeaderStart.read(&reader, isIDR: idr) { [ppsToSPS, parsedSPS] ppsId throws(BitstreamError) in
+            guard let spsId = ppsToSPS[ppsId], let sps = parsedSPS[spsId] else { throw .missingParameterSet(.pps) }
+            return sps
+        }
+        let firstMb = start.firstMbInSlice
         guard firstMb == 0 else { return (firstMb, 0) }
         switch sps.pictureOrderCount {
         case .type0(let log2MaxLsb):
@@ -162,7 +157,6 @@ public struct AccessUnitReader {
             return (firstMb, msb + lsb)
         default:
             // Output order is decode order (type 2; type 1 is not written by the encoders here).
-            _ = frameNum
             return (firstMb, decodeCount)
         }
     }

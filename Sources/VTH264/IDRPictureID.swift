@@ -47,23 +47,13 @@ public enum IDRPictureID {
     /// Reads an I or SI slice header (an IDR has no other) up to its end.
     static func layout(_ rbsp: [UInt8], sps: SequenceParameterSet, pps: PictureParameterSet) throws(BitstreamError) -> Layout {
         var r = BitReader(rbsp: rbsp, syntax: "IDR slice header")
-        _ = try r.ue("first_mb_in_slice")
-        let sliceType = try r.ue("slice_type", in: 0...9) % 5
-        guard sliceType == 2 || sliceType == 4 else {
+        let (start, _) = try SliceHeaderStart.read(&r, isIDR: true) { _ throws(BitstreamError) in sps }
+        let sliceType = start.sliceType % 5
+        guard start.sliceType <= 9, sliceType == 2 || sliceType == 4, let (id, idBits) = start.idrPicId else {
             // (An IDR picture has only I or SI slices.)
             throw .valueOutOfRange(syntax: "IDR slice header", field: "slice_type % 5", value: sliceType, range: 2...2)
         }
-        _ = try r.ue("pic_parameter_set_id")
-        if sps.separateColourPlane { try r.skip(bits: 2, "colour_plane_id") }
-        try r.skip(bits: sps.log2MaxFrameNum, "frame_num")
-        var field = false
-        if !sps.frameMbsOnly {
-            field = try r.flag("field_pic_flag")
-            if field { try r.skip(bits: 1, "bottom_field_flag") }
-        }
-        let idStart = r.bitPosition
-        let id = Int(try r.ue("idr_pic_id"))
-        let idEnd = r.bitPosition
+        let field = start.fieldPic
         switch sps.pictureOrderCount {
         case let .type0(log2MaxPicOrderCntLsb):
             try r.skip(bits: log2MaxPicOrderCntLsb, "pic_order_cnt_lsb")
@@ -88,7 +78,7 @@ public enum IDRPictureID {
                 _ = try r.se("slice_beta_offset_div2")
             }
         }
-        return Layout(id: id, idBits: idStart..<idEnd, headerEnd: r.bitPosition)
+        return Layout(id: id, idBits: idBits, headerEnd: r.bitPosition)
     }
 
     static func rewritten(_ rbsp: [UInt8], id: Int, sps: SequenceParameterSet,
