@@ -29,14 +29,14 @@ public struct SourceFormat: Sendable, Equatable {
 
 }
 
-/// One captured picture and when it was taken. The frame owns the picture's lease: it cannot
-/// be copied, only moved, and the lease ends (the buffer goes back to its pool or to the
-/// driver with VIDIOC_QBUF) exactly once, when the frame's last owner lets go of it — after it
-/// is encoded, when it is dropped at the queue, displaced on the frame grid, past a limit, or
-/// on an error path that unwinds past it. Nobody calls `buffer.release()` by hand.
+/// One captured picture and when it was taken. The frame holds the picture's lease: it cannot
+/// be copied, only moved, and the lease ends (the buffer goes back to its pool, to the driver
+/// with VIDIOC_QBUF, or its file mapping is unmapped) exactly once, when the frame's last
+/// owner lets go of it: after it is encoded, when it is dropped at the queue, displaced on
+/// the frame grid, past a limit, or on an error path that unwinds past it.
 public struct CapturedFrame: ~Copyable, Sendable {
-    /// The picture, for reading while the frame is held.
-    public let buffer: PixelBuffer
+    /// The picture's lease, held as long as the frame is.
+    public let picture: PixelBufferLease
     /// Presentation time relative to the first frame.
     public var pts: MediaTime
     /// Capture counter as the source numbers frames (V4L2 `sequence`, Y4M frame index).
@@ -51,11 +51,9 @@ public struct CapturedFrame: ~Copyable, Sendable {
     /// driver delivered them), when the source was asked to keep it; nil otherwise.
     public var compressed: [UInt8]?
 
-    /// Takes over the lease of `buffer`, which must be leased (`beginLease()`).
-    public init(leasing buffer: PixelBuffer, pts: MediaTime, sequence: UInt64, captureTime: Int64? = nil,
+    public init(_ picture: consuming PixelBufferLease, pts: MediaTime, sequence: UInt64, captureTime: Int64? = nil,
                 isDiscontinuity: Bool = false, compressed: [UInt8]? = nil) {
-        precondition(buffer.isLeased, "a captured frame takes over a leased buffer")
-        self.buffer = buffer
+        self.picture = picture
         self.pts = pts
         self.sequence = sequence
         self.captureTime = captureTime
@@ -63,12 +61,8 @@ public struct CapturedFrame: ~Copyable, Sendable {
         self.compressed = compressed
     }
 
-    deinit {
-        buffer.release()
-    }
-
-    /// Ends the lease now rather than where the frame goes out of scope.
-    public consuming func release() {}
+    /// The picture, for reading while the frame is held.
+    public var buffer: PixelBuffer { picture.buffer }
 }
 
 /// Where frames come from: a camera, a Y4M file or stream, the built-in test pattern.

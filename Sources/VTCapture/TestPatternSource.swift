@@ -90,10 +90,10 @@ public final class TestPatternSource: CaptureSource {
 
     private func nextUnpacedFrame(_ schedule: inout Schedule) -> CapturedFrame? {
         if interrupt.isRaised { return nil }
-        let buffer = pool.take()
+        let picture = pool.take()
         let n = schedule.nextFrame
         schedule.nextFrame += 1
-        return deliver(frame: n, in: buffer)
+        return deliver(frame: n, in: picture)
     }
 
     private func nextLiveFrame(_ schedule: inout Schedule) -> CapturedFrame? {
@@ -110,18 +110,18 @@ public final class TestPatternSource: CaptureSource {
                 n = current
             }
             schedule.nextFrame = n + 1
-            guard let buffer = pool.tryTake() else {
+            guard let picture = pool.tryTake() else {
                 counters.withLock { $0.droppedBySource += 1 }
                 continue
             }
-            return deliver(frame: n, in: buffer)
+            return deliver(frame: n, in: picture)
         }
     }
 
-    private func deliver(frame n: Int, in buffer: PixelBuffer) -> CapturedFrame {
-        painter.paint(frame: n, into: buffer)
+    private func deliver(frame n: Int, in picture: consuming PixelBufferLease) -> CapturedFrame {
+        painter.paint(frame: n, into: picture.buffer)
         let duration = format.frameRate.frameDuration
-        return CapturedFrame(leasing: buffer,
+        return CapturedFrame(picture,
                              pts: MediaTime(value: Int64(n) * duration.value, timescale: duration.timescale),
                              sequence: UInt64(n))
     }

@@ -24,14 +24,45 @@ final class V4L2BufferRing: @unchecked Sendable {
         let length: Int
     }
 
-    /// One dequeued buffer.
-    struct Dequeued {
-        var index: Int
-        var bytesUsed: Int
-        var flags: UInt32
-        var sequence: UInt32
+    /// One filled buffer, held by userspace until this ends: then it goes back to the driver
+    /// (VIDIOC_QBUF), unless a frame leased the buffer itself (`lease`), which gives it back
+    /// when that lease ends.
+    struct Filled: ~Copyable {
+        let index: Int
+        let bytesUsed: Int
+        let flags: UInt32
+        let sequence: UInt32
         /// CLOCK_MONOTONIC, nanoseconds.
-        var timestamp: Int64
+        let timestamp: Int64
+        /// The ring to give the buffer back to; nil once a lease took it over.
+        private var ring: V4L2BufferRing?
+
+        fileprivate init(_ buffer: v4l2_buffer, ring: V4L2BufferRing) {
+            index = Int(buffer.index)
+            bytesUsed = Int(buffer.bytesused)
+            flags = buffer.flags
+            sequence = buffer.sequence
+            timestamp = Int64(buffer.timestamp.tv_sec) * 1_000_000_000 + Int64(buffer.timestamp.tv_usec) * 1_000
+            self.ring = ring
+        }
+
+        deinit {
+            ring?.requeue(index)
+        }
+
+        /// The buffer's bytes, valid while it is held.
+        var bytes: UnsafeRawPointer {
+            guard let ring else { preconditionFailure("a filled buffer read after it was leased") }
+            return UnsafeRawPointer(ring.mappings[index].address)
+        }
+
+        /// The driver's buffer handed to a frame without a copy, as `picture` (one of
+        /// `pictures(…)`, for this buffer's index); it goes back to the driver when that lease
+        /// ends.
+        consuming func lease(_ picture: PixelBuffer) -> PixelBufferLease {
+            ring = nil
+            return PixelBufferLease(handingOut: picture)
+        }
     }
 
     private struct State {
@@ -165,8 +196,8 @@ final class V4L2BufferRing: @unchecked Sendable {
     }
 
     /// A filled buffer, or nil when none is ready yet.
-    func dequeue() throws(CaptureError) -> Dequeued? {
-        try state.withLock { state throws(CaptureError) -> Dequeued? in
+    func dequeue() throws(CaptureError) -> Filled? {
+        let dequeued = try state.withLock { state throws(CaptureError) -> v4l2_buffer? in
             guard state.streaming else { return nil }
             var buffer = Self.bufferDescriptor(0)
             if let code = device.ioctl(vt_VIDIOC_DQBUF, &buffer) {
@@ -178,16 +209,28 @@ final class V4L2BufferRing: @unchecked Sendable {
                 throw .deviceCall(path: device.path, SystemError(call: V4L2Device.call(vt_VIDIOC_DQBUF), errno: EINVAL))
             }
             state.held[index] = true
-            let time = buffer.timestamp
-            return Dequeued(index: index, bytesUsed: Int(buffer.bytesused), flags: buffer.flags,
-                            sequence: buffer.sequence,
-                            timestamp: Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_usec) * 1_000)
+            return buffer
+        }
+        return dequeued.map { Filled($0, ring: self) }
+    }
+
+    /// One picture per buffer, wrapping the driver's memory as `planes(mapping)` lays it out,
+    /// for frames that lease a buffer itself (`Filled.lease`). Each gives its buffer back to
+    /// the driver when its lease ends, so a leased frame keeps the ring (and its mappings)
+    /// alive until then.
+    func pictures(format: PixelFormat, width: Int, height: Int,
+                  planes: (UnsafeMutableRawPointer) -> [PixelPlane]) -> [PixelBuffer] {
+        mappings.indices.map { index in
+            PixelBuffer(format: format, width: width, height: height, planes: planes(mappings[index].address)) { _ in
+                self.requeue(index)
+            }
         }
     }
 
     /// Gives buffer `index` back to the driver (VIDIOC_QBUF). After a stop or an unplug there
-    /// is no stream to give it to; it is simply marked free.
-    func requeue(_ index: Int) {
+    /// is no stream to give it to; it is simply marked free. Only the end of a `Filled` or of
+    /// a lease of one of `pictures(…)` calls it.
+    fileprivate func requeue(_ index: Int) {
         state.withLock { state in
             precondition(state.held[index], "V4L2 buffer \(index) given back twice")
             state.held[index] = false

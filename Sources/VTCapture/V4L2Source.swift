@@ -150,11 +150,8 @@ public final class V4L2Source: CaptureSource {
         guard zeroCopy else {
             return Stream(ring: ring, image: image, rawImageSize: rawImageSize(image), pool: pool, wrappers: [])
         }
-        let wrappers = ring.mappings.enumerated().map { index, mapping in
-            PixelBuffer(format: format.deliveredPixelFormat, width: image.width, height: image.height,
-                        planes: planes(of: mapping.address, format, image)) { _ in
-                ring.requeue(index)
-            }
+        let wrappers = ring.pictures(format: format.deliveredPixelFormat, width: image.width, height: image.height) {
+            planes(of: $0, format, image)
         }
         return Stream(ring: ring, image: image, rawImageSize: rawImageSize(image), pool: pool, wrappers: wrappers)
     }
@@ -210,24 +207,24 @@ public final class V4L2Source: CaptureSource {
                 ring.stop()
                 return nil
             }
-            let filled: V4L2BufferRing.Dequeued
+            let dequeued: V4L2BufferRing.Filled?
             do throws(CaptureError) {
-                guard let dequeued = try ring.dequeue() else { continue }
-                filled = dequeued
+                dequeued = try ring.dequeue()
             } catch .unplugged(let path) {
                 guard reconnects else { throw .unplugged(path: path) }
                 guard try recover(&reader) else { return nil }
                 continue
             }
+            guard let filled = dequeued else { continue }
             countSequence(filled, &reader)
-            if let frame = try deliver(filled, &reader) { return frame }
+            if let frame = deliver(filled, &reader) { return frame }
         }
     }
 
     /// Gaps in `sequence` are frames the driver dropped because no buffer was free. Across a
     /// reconnect the sequence starts again, so the frames the gap would have held are counted
     /// from the time it lasted.
-    private func countSequence(_ filled: V4L2BufferRing.Dequeued, _ reader: inout Reader) {
+    private func countSequence(_ filled: borrowing V4L2BufferRing.Filled, _ reader: inout Reader) {
         let sequence = filled.sequence
         if let last = reader.lastSequence {
             if sequence > last &+ 1 { counters.withLock { $0.droppedBySource += Int(sequence - last - 1) } }
@@ -240,63 +237,66 @@ public final class V4L2Source: CaptureSource {
         reader.restartedWithoutFrame = false
     }
 
-    private func deliver(_ filled: V4L2BufferRing.Dequeued, _ reader: inout Reader) throws(CaptureError) -> CapturedFrame? {
-        let index = filled.index
-        let stream = reader.stream
+    /// The frame of a filled buffer, or nil when it is damaged or there is no buffer to
+    /// convert it into (then the driver gets its buffer back at once, and the frame is counted).
+    private func deliver(_ filled: consuming V4L2BufferRing.Filled, _ reader: inout Reader) -> CapturedFrame? {
+        let sequence = filled.sequence
+        let timestamp = filled.timestamp
         if filled.flags & UInt32(V4L2_BUF_FLAG_ERROR) != 0 {
-            return rejected(index, stream.ring, "the driver flagged frame \(filled.sequence) as damaged")
+            return rejected("the driver flagged frame \(sequence) as damaged")
         }
-        let image = stream.image
-        let source = UnsafeRawPointer(stream.ring.mappings[index].address)
-        let buffer: PixelBuffer
+        let stream = reader.stream
+        let picture: PixelBufferLease
         var compressed: [UInt8]?
         if zeroCopy && stream.ring.buffersWithDriver >= Self.leaseFloor(buffers: stream.ring.mappings.count) {
             guard filled.bytesUsed >= stream.rawImageSize else {
-                return rejected(index, stream.ring,
-                                "frame \(filled.sequence) is short (\(filled.bytesUsed) of \(stream.rawImageSize) bytes)")
+                return rejected("frame \(sequence) is short (\(filled.bytesUsed) of \(stream.rawImageSize) bytes)")
             }
-            buffer = stream.wrappers[index]
-            buffer.beginLease()
+            let index = filled.index
+            picture = filled.lease(stream.wrappers[index])
         } else {
             guard let pooled = stream.pool.tryTake() else {
                 // The pool holds as many pictures as the pipeline can: running out means the
                 // pipeline holds more than `depth` says. The frame is dropped rather than
                 // making the camera wait.
-                stream.ring.requeue(index)
                 counters.withLock { $0.droppedBySource += 1 }
-                logger.warning("\(path): frame \(filled.sequence) dropped: all \(depth.framesHeld) capture buffers are in use")
+                logger.warning("\(path): frame \(sequence) dropped: all \(depth.framesHeld) capture buffers are in use")
                 return nil
             }
-            buffer = pooled
             // Copied before the buffer goes back to the driver; a JPEG that does not decode
             // (below) is rejected with its frame, so a still is never a damaged picture.
             if keepsCompressed && cameraFormat == .mjpeg {
-                compressed = Array(UnsafeRawBufferPointer(start: source, count: filled.bytesUsed))
+                compressed = Array(UnsafeRawBufferPointer(start: filled.bytes, count: filled.bytesUsed))
             }
             do throws(FrameConverter.Failure) {
-                switch cameraFormat {
-                case .yuyv:
-                    try reader.converter.convertYUYV(source, bytesPerLine: image.bytesPerLine,
-                                                     bytes: filled.bytesUsed, into: buffer)
-                case .mjpeg:
-                    try reader.converter.decodeJPEG(source, bytes: filled.bytesUsed, into: buffer)
-                case .nv12, .yu12:
-                    try reader.converter.copy420(source, fourCC: image.fourCC, bytesPerLine: image.bytesPerLine,
-                                                 bytes: filled.bytesUsed, into: buffer)
-                }
+                try convert(filled, stream.image, into: pooled.buffer, &reader.converter)
             } catch {
-                buffer.release()
-                return rejected(index, stream.ring, "frame \(filled.sequence): \(Self.describe(error))")
+                return rejected("frame \(sequence): \(Self.describe(error))")
             }
-            stream.ring.requeue(index)
+            picture = pooled
         }
-        let relative = presentationTime(filled.timestamp, &reader)
+        let relative = presentationTime(timestamp, &reader)
         defer { reader.discontinuity = false }
-        return CapturedFrame(leasing: buffer,
+        return CapturedFrame(picture,
                              pts: MediaTime(value: relative / 1_000, timescale: 1_000_000),
-                             sequence: UInt64(filled.sequence),
-                             captureTime: filled.timestamp, isDiscontinuity: reader.discontinuity,
+                             sequence: UInt64(sequence),
+                             captureTime: timestamp, isDiscontinuity: reader.discontinuity,
                              compressed: compressed)
+    }
+
+    /// Converts (or copies) the camera's picture into `buffer`; the driver gets its buffer
+    /// back as soon as this returns.
+    private func convert(_ filled: consuming V4L2BufferRing.Filled, _ image: V4L2Device.ImageFormat,
+                         into buffer: PixelBuffer, _ converter: inout FrameConverter) throws(FrameConverter.Failure) {
+        switch cameraFormat {
+        case .yuyv:
+            try converter.convertYUYV(filled.bytes, bytesPerLine: image.bytesPerLine, bytes: filled.bytesUsed, into: buffer)
+        case .mjpeg:
+            try converter.decodeJPEG(filled.bytes, bytes: filled.bytesUsed, into: buffer)
+        case .nv12, .yu12:
+            try converter.copy420(filled.bytes, fourCC: image.fourCC, bytesPerLine: image.bytesPerLine,
+                                  bytes: filled.bytesUsed, into: buffer)
+        }
     }
 
     /// When a frame is shown, in nanoseconds after the first: its timestamp, unless that is no
@@ -316,9 +316,8 @@ public final class V4L2Source: CaptureSource {
         return relative
     }
 
-    /// Gives a damaged frame back to the driver and counts it.
-    private func rejected(_ index: Int, _ ring: V4L2BufferRing, _ why: @autoclosure () -> String) -> CapturedFrame? {
-        ring.requeue(index)
+    /// Counts a damaged frame (its buffer has gone back to the driver).
+    private func rejected(_ why: @autoclosure () -> String) -> CapturedFrame? {
         let count = counters.withLock { statistics in
             statistics.badFrames += 1
             return statistics.badFrames

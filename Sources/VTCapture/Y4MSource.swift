@@ -144,73 +144,30 @@ public final class Y4MSource: CaptureSource {
         // A 4:2:0 picture of a regular file goes to the encoder straight from the page cache,
         // as the x264 CLI reads its input; mono pictures need chroma added, so they are read.
         if sampling != .mono && reader.input.isRegularFile {
-            mappedSlots.wait()
-            if let mapping = try mapNext(&reader) {
+            let slot = MappingSlot(waitingOn: mappedSlots)
+            if let mapping = try reader.input.map(pictureSize) {
                 reader.frameIndex += 1
-                return CapturedFrame(leasing: mappedBuffer(mapping), pts: pts, sequence: UInt64(index))
+                return CapturedFrame(slot.lease(mapping, width: format.width, height: format.height),
+                                     pts: pts, sequence: UInt64(index))
             }
-            mappedSlots.signal()
+            // Less than a picture is left: the read below reports the truncated frame.
         }
-        let buffer = pool.take()
-        let destination = UnsafeMutableRawBufferPointer(rebasing: buffer.contiguousBytes![..<pictureSize])
-        let result: InputFile.FillResult
-        do {
-            result = try reader.input.read(into: destination)
-        } catch {
-            buffer.release()
-            throw error
-        }
-        switch result {
+        let picture = pool.take()
+        guard let storage = picture.buffer.contiguousBytes else { preconditionFailure("a pool's buffers own their memory") }
+        switch try reader.input.read(into: UnsafeMutableRawBufferPointer(rebasing: storage[..<pictureSize])) {
         case .stopped:
-            buffer.release()
             return nil
         case .endOfInput(let count):
-            buffer.release()
             reportTruncated(received: count)
             return nil
         case .filled:
             break
         }
         if sampling == .mono {
-            fillNeutralChroma(buffer)
+            fillNeutralChroma(picture.buffer)
         }
         reader.frameIndex += 1
-        return CapturedFrame(leasing: buffer, pts: pts, sequence: UInt64(index))
-    }
-
-    /// The next picture mapped, or nil when the file holds less than a picture (then the read
-    /// path reports the truncated frame).
-    private func mapNext(_ reader: inout Reader) throws(CaptureError) -> InputFile.Mapping? {
-        do {
-            return try reader.input.map(pictureSize)
-        } catch {
-            mappedSlots.signal()
-            throw error
-        }
-    }
-
-    /// A picture leased from a mapping of the file; releasing it unmaps it.
-    private func mappedBuffer(_ mapping: InputFile.Mapping) -> PixelBuffer {
-        let width = format.width, height = format.height
-        var planes: [PixelPlane] = []
-        var offset = 0
-        for plane in 0..<PixelFormat.i420.planeCount {
-            let rowBytes = PixelFormat.i420.rowBytes(plane: plane, width: width)
-            let rows = PixelFormat.i420.rows(plane: plane, height: height)
-            // Read-only memory: the encoders only read their input pictures.
-            planes.append(PixelPlane(baseAddress: (mapping.bytes + offset).assumingMemoryBound(to: UInt8.self),
-                                     bytesPerRow: rowBytes, rowBytes: rowBytes, rows: rows))
-            offset += rowBytes * rows
-        }
-        let base = UnsafeMutableRawPointerBox(mapping.base)
-        let length = mapping.length
-        let slots = mappedSlots
-        let buffer = PixelBuffer(format: .i420, width: width, height: height, planes: planes) { _ in
-            unmapMemory(base.pointer, length: length)
-            slots.signal()
-        }
-        buffer.beginLease()
-        return buffer
+        return CapturedFrame(picture, pts: pts, sequence: UInt64(index))
     }
 
     /// "FRAME" alone or followed by space-separated frame parameters, which vtrecord ignores:
@@ -236,9 +193,44 @@ public final class Y4MSource: CaptureSource {
     }
 }
 
-/// A mapping's address carried into the release hook, which runs on the encoder thread.
-/// `@unchecked Sendable`: the pointer is only passed to munmap, once, by whoever releases.
-private struct UnsafeMutableRawPointerBox: @unchecked Sendable {
-    let pointer: UnsafeMutableRawPointer
-    init(_ pointer: UnsafeMutableRawPointer) { self.pointer = pointer }
+/// One of the mapped pictures a reader may have out at once (`mappedSlots`). Taken before a
+/// picture is mapped; given back when the slot ends unused, or, once it leased a picture, when
+/// that lease ends and the picture is unmapped.
+private struct MappingSlot: ~Copyable {
+    private let slots: DispatchSemaphore
+    private var held = true
+
+    init(waitingOn slots: DispatchSemaphore) {
+        slots.wait()
+        self.slots = slots
+    }
+
+    deinit {
+        if held { slots.signal() }
+    }
+
+    /// The 4:2:0 picture in `mapping`, leased without a copy. Read-only memory: the encoders
+    /// only read their input pictures.
+    consuming func lease(_ mapping: InputFile.Mapping, width: Int, height: Int) -> PixelBufferLease {
+        var planes: [PixelPlane] = []
+        var offset = 0
+        for plane in 0..<PixelFormat.i420.planeCount {
+            let rowBytes = PixelFormat.i420.rowBytes(plane: plane, width: width)
+            let rows = PixelFormat.i420.rows(plane: plane, height: height)
+            planes.append(PixelPlane(baseAddress: (mapping.bytes + offset).assumingMemoryBound(to: UInt8.self),
+                                     bytesPerRow: rowBytes, rowBytes: rowBytes, rows: rows))
+            offset += rowBytes * rows
+        }
+        // The address travels to the thread that ends the lease as a number: it is only
+        // handed to munmap, once.
+        let address = UInt(bitPattern: mapping.base)
+        let length = mapping.length
+        let slots = self.slots
+        held = false
+        let buffer = PixelBuffer(format: .i420, width: width, height: height, planes: planes) { _ in
+            if let base = UnsafeMutableRawPointer(bitPattern: address) { unmapMemory(base, length: length) }
+            slots.signal()
+        }
+        return PixelBufferLease(handingOut: buffer)
+    }
 }

@@ -19,13 +19,17 @@ public struct PixelPlane: Sendable {
 
 /// A picture in memory, as CoreVideo's `CVPixelBuffer`.
 ///
-/// A buffer either owns its memory or leases memory that belongs to someone else (a pool, a
-/// V4L2 driver buffer). A leased buffer is handed out with `beginLease()` and handed back with
-/// `release()`, which runs the release hook (return to the pool, `VIDIOC_QBUF`). The objects
-/// themselves are reused, so a steady stream of frames allocates nothing.
+/// A buffer either owns its memory or wraps memory that belongs to someone else (a pool, a
+/// V4L2 driver buffer, a file mapping, a decoder's frame). Whoever owns the memory hands the
+/// buffer out as a `PixelBufferLease`; when the lease ends, the buffer's release hook gives
+/// the memory back (return to the pool, `VIDIOC_QBUF`, `munmap`, `av_frame_free`). Nothing
+/// else ends a lease. The objects themselves are reused, so a steady stream of frames
+/// allocates nothing.
 ///
-/// `@unchecked Sendable`: a buffer moves from the capture thread to the encoder thread and is
-/// touched by one thread at a time; the lease flag is atomic and catches a double release.
+/// `@unchecked Sendable`: every stored property is a `let`; the pixels behind `planes` are
+/// read and written only by the holder of the buffer's one lease, which moves from thread to
+/// thread (capture → encoder) but is held by one at a time; the lease flag is atomic and
+/// catches a second lease or a double return.
 public final class PixelBuffer: @unchecked Sendable {
     public let format: PixelFormat
     public let width: Int
@@ -83,19 +87,41 @@ public final class PixelBuffer: @unchecked Sendable {
                                              count: format.imageSize(width: width, height: height))
     }
 
-    /// Marks the buffer as handed out. Called by whoever owns the memory (a pool, a source).
-    public func beginLease() {
+    /// Marks the buffer as handed out; only `PixelBufferLease` calls it.
+    fileprivate func beginLease() {
         let wasLeased = leased.exchange(true, ordering: .acquiringAndReleasing)
         precondition(!wasLeased, "PixelBuffer handed out while still leased")
     }
 
-    /// Ends the holder's use of the buffer: its memory goes back to the pool or the driver.
-    /// The corresponding CoreVideo call is `CVPixelBufferRelease`.
-    public func release() {
+    /// Gives the memory back through the release hook; only the end of a `PixelBufferLease`
+    /// calls it.
+    fileprivate func endLease() {
         let wasLeased = leased.exchange(false, ordering: .acquiringAndReleasing)
-        precondition(wasLeased, "PixelBuffer released twice")
+        precondition(wasLeased, "PixelBuffer given back twice")
         releaseHook?(self)
     }
 
+    /// Whether a lease on the buffer is held now.
     public var isLeased: Bool { leased.load(ordering: .acquiring) }
+}
+
+/// The right to use one `PixelBuffer` until the lease ends (CoreVideo's retain on a pooled
+/// `CVPixelBuffer`). It cannot be copied, only moved from owner to owner, and its end gives
+/// the memory back exactly once, on every path: when the last owner lets go of it, an error
+/// unwinding past it included.
+///
+/// Made only by whoever owns the memory: `PixelBufferPool`, a capture source over a driver's
+/// or a file's buffers, a decoder over its frames.
+public struct PixelBufferLease: ~Copyable, Sendable {
+    public let buffer: PixelBuffer
+
+    /// Hands `buffer` out; its release hook runs when the lease ends.
+    public init(handingOut buffer: PixelBuffer) {
+        buffer.beginLease()
+        self.buffer = buffer
+    }
+
+    deinit {
+        buffer.endLease()
+    }
 }

@@ -7,9 +7,9 @@ import Synchronization
 /// Buffers are made when first needed, so a pool sized for the worst case (every frame the
 /// pipeline can hold at once) costs only the memory the recording really uses.
 ///
-/// `@unchecked Sendable`: the free list is guarded by a mutex and the counting semaphore only
-/// ever lets as many takers through as the pool may hand out.
-public final class PixelBufferPool: @unchecked Sendable {
+/// Sendable: the free list is guarded by a mutex and the counting semaphore only ever lets as
+/// many takers through as the pool may hand out.
+public final class PixelBufferPool: Sendable {
     public let format: PixelFormat
     public let width: Int
     public let height: Int
@@ -36,24 +36,24 @@ public final class PixelBufferPool: @unchecked Sendable {
 
     /// A free buffer, waiting for one to come back if all are out. Only for a consumer that
     /// may wait (a file): a live source uses `tryTake()`.
-    public func take() -> PixelBuffer {
+    public func take() -> PixelBufferLease {
         available.wait()
         return pop()
     }
 
     /// A free buffer, or nil at once if all are out.
-    public func tryTake() -> PixelBuffer? {
+    public func tryTake() -> PixelBufferLease? {
         guard available.wait(timeout: .now()) == .success else { return nil }
         return pop()
     }
 
-    /// Buffers made and not handed out.
+    /// Buffers made and not handed out: equal to `madeCount` when every lease has ended.
     public var freeCount: Int { buffers.withLock { $0.free.count } }
 
     /// Buffers made so far: the most that were out at once.
     public var madeCount: Int { buffers.withLock { $0.made } }
 
-    private func pop() -> PixelBuffer {
+    private func pop() -> PixelBufferLease {
         let reused = buffers.withLock { buffers -> PixelBuffer? in
             if let buffer = buffers.free.popLast() { return buffer }
             buffers.made += 1
@@ -62,8 +62,7 @@ public final class PixelBufferPool: @unchecked Sendable {
         let buffer = reused ?? PixelBuffer(format: format, width: width, height: height) { [weak self] buffer in
             self?.giveBack(buffer)
         }
-        buffer.beginLease()
-        return buffer
+        return PixelBufferLease(handingOut: buffer)
     }
 
     private func giveBack(_ buffer: PixelBuffer) {

@@ -64,7 +64,6 @@ public final class AssetImageGenerator {
         var chosen: Image?
         var last: Image?
         let session = try decoders.session(format: keyframe.format!) { decoded in
-            defer { decoded.pixelBuffer.release() }
             guard chosen == nil else { return }
             let image = Image(picture: Pictures.copy(decoded.pixelBuffer), time: decoded.pts.seconds - start,
                               isKeyFrame: decoded.token == FrameToken(0), isFullRange: decoded.isFullRange)
@@ -139,10 +138,7 @@ public final class AssetImageGenerator {
         var chosen: Image?
         let rate = self.rate
         let session = try decoders.session(format: format) { decoded in
-            defer {
-                decoded.pixelBuffer.release()
-                shown += 1
-            }
+            defer { shown += 1 }
             if chosen == nil && shown == wanted {
                 chosen = Image(picture: Pictures.copy(decoded.pixelBuffer), time: Double(gopStart + shown) / rate,
                                isKeyFrame: shown == 0, isFullRange: decoded.isFullRange)

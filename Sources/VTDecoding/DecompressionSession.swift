@@ -3,10 +3,11 @@ import VTCore
 /// One decoded picture with the time and token of the access unit it came from (the
 /// VideoToolbox decode output callback's image buffer, presentation time and
 /// `sourceFrameRefcon`).
-public struct DecodedFrame: @unchecked Sendable {
-    /// The picture, leased to the receiver: call `release()` when done with it (the decoder's
-    /// memory is used as it is, not copied).
-    public let pixelBuffer: PixelBuffer
+///
+/// The frame holds the picture's lease: the decoder's memory is handed out as it is, not
+/// copied, and goes back to the decoder when the frame's last owner lets go of it.
+public struct DecodedFrame: ~Copyable {
+    public let picture: PixelBufferLease
     public let pts: MediaTime
     /// The token of the `EncodedFrame` this picture was decoded from.
     public let token: FrameToken
@@ -14,11 +15,14 @@ public struct DecodedFrame: @unchecked Sendable {
     public let isDamaged: Bool
     /// Full-range levels (0–255, as JPEG has them) rather than video's 16–235.
     public let isFullRange: Bool
+
+    /// The picture, for reading while the frame is held.
+    public var pixelBuffer: PixelBuffer { picture.buffer }
 }
 
 /// Receives each decoded picture in presentation order. An error thrown here ends the decode
 /// call that delivered it.
-public typealias DecodedFrameHandler = (DecodedFrame) throws -> Void
+public typealias DecodedFrameHandler = (consuming DecodedFrame) throws -> Void
 
 /// An H.264 decoder with VideoToolbox's shape (`VTDecompressionSession`): made from a format
 /// description, fed AVCC access units with their times, handing out pictures in presentation
@@ -42,7 +46,7 @@ public protocol DecompressionSession: AnyObject {
     func finishDelayedFrames() throws
 
     /// Releases the decoder (`VTDecompressionSessionInvalidate`). Pictures already handed out
-    /// stay valid until released.
+    /// stay valid until their frames are let go.
     func invalidate()
 }
 

@@ -1,5 +1,6 @@
 import CAVFormat
 import Glibc
+import Synchronization
 import VTCore
 import VTFFmpeg
 import VTH264
@@ -29,6 +30,10 @@ public final class LibavcodecDecompressionSession: DecompressionSession {
     private var timescale: Int32?
     /// The last unit sent: what an error found while finishing is reported against.
     private var lastToken = FrameToken(0)
+    private let picturesOut = PictureCount()
+
+    /// Pictures handed out whose frames are still held: 0 once every receiver let go.
+    public var picturesHeld: Int { picturesOut.value }
 
     /// A session for `format` on `backend`. `threads` 0 lets libavcodec choose (one per core,
     /// and one more; VA-API decodes on one). `refusingDamage` makes a unit with any error the decoder detects give no picture at all
@@ -219,67 +224,93 @@ public final class LibavcodecDecompressionSession: DecompressionSession {
             throw DecoderError.failed(decoder: decoderName, reason: "out of memory")
         }
         vt_av_frame_move_ref(held, frame)
+        let owner = HeldFrame(held, counting: picturesOut)
         let picture = held.pointee
         let width = Int(picture.width)
         let height = Int(picture.height)
         let data = [picture.data.0, picture.data.1, picture.data.2]
         let strides = [picture.linesize.0, picture.linesize.1, picture.linesize.2]
-        let planes = (0..<3).map { plane in
-            PixelPlane(baseAddress: data[plane]!, bytesPerRow: Int(strides[plane]),
-                       rowBytes: PixelFormat.i420.rowBytes(plane: plane, width: width),
-                       rows: PixelFormat.i420.rows(plane: plane, height: height))
+        var planes: [PixelPlane] = []
+        for plane in 0..<3 {
+            guard let base = data[plane], strides[plane] > 0 else {
+                throw DecoderError.failed(decoder: decoderName, reason: "libavcodec gave a picture without plane \(plane)")
+            }
+            planes.append(PixelPlane(baseAddress: base, bytesPerRow: Int(strides[plane]),
+                                     rowBytes: PixelFormat.i420.rowBytes(plane: plane, width: width),
+                                     rows: PixelFormat.i420.rows(plane: plane, height: height)))
         }
-        let owner = HeldFrame(held)
         let buffer = PixelBuffer(format: .i420, width: width, height: height, planes: planes) { _ in owner.free() }
-        buffer.beginLease()
-        try hand(buffer, of: picture, fullRange: format == AV_PIX_FMT_YUVJ420P.rawValue)
+        try hand(PixelBufferLease(handingOut: buffer), of: picture, fullRange: format == AV_PIX_FMT_YUVJ420P.rawValue)
     }
 
     /// A picture in a VA-API surface: copied out as NV12 (av_hwframe_transfer_data, which maps
     /// the surface or reads it with vaGetImage) and handed out in that copy's memory.
     private func deliverSurface() throws {
+        defer { vt_av_frame_unref(frame) }
         guard let copy = vt_av_frame_alloc() else {
-            vt_av_frame_unref(frame)
             throw DecoderError.failed(decoder: decoderName, reason: "out of memory")
         }
-        let owner = HeldFrame(copy)
+        let owner = HeldFrame(copy, counting: picturesOut)
         let status = vt_av_hwframe_transfer_data(copy, frame, 0)
         let picture = frame.pointee
-        defer { vt_av_frame_unref(frame) }
         guard status >= 0, copy.pointee.format == AV_PIX_FMT_NV12.rawValue else {
-            owner.free()
             let reason = status < 0 ? FFmpegLibraries.errorText(status)
                 : "it gave \(vt_av_get_pix_fmt_name(AVPixelFormat(copy.pointee.format)).map { String(cString: $0) } ?? "?"), not NV12"
             throw DecoderError.failed(decoder: decoderName, reason: "a picture could not be read from its surface: \(reason)")
         }
+        guard let luma = copy.pointee.data.0, let chroma = copy.pointee.data.1,
+              copy.pointee.linesize.0 > 0, copy.pointee.linesize.1 > 0 else {
+            throw DecoderError.failed(decoder: decoderName, reason: "a picture read from its surface has no NV12 planes")
+        }
         let width = Int(picture.width)
         let height = Int(picture.height)
         let planes = [
-            PixelPlane(baseAddress: copy.pointee.data.0!, bytesPerRow: Int(copy.pointee.linesize.0),
+            PixelPlane(baseAddress: luma, bytesPerRow: Int(copy.pointee.linesize.0),
                        rowBytes: PixelFormat.nv12.rowBytes(plane: 0, width: width), rows: PixelFormat.nv12.rows(plane: 0, height: height)),
-            PixelPlane(baseAddress: copy.pointee.data.1!, bytesPerRow: Int(copy.pointee.linesize.1),
+            PixelPlane(baseAddress: chroma, bytesPerRow: Int(copy.pointee.linesize.1),
                        rowBytes: PixelFormat.nv12.rowBytes(plane: 1, width: width), rows: PixelFormat.nv12.rows(plane: 1, height: height)),
         ]
         let buffer = PixelBuffer(format: .nv12, width: width, height: height, planes: planes) { _ in owner.free() }
-        buffer.beginLease()
-        try hand(buffer, of: picture, fullRange: false)
+        try hand(PixelBufferLease(handingOut: buffer), of: picture, fullRange: false)
     }
 
     /// Hands a picture out with the time, token and state of the frame it was decoded as.
-    private func hand(_ buffer: PixelBuffer, of picture: AVFrame, fullRange: Bool) throws {
-        let ticks = picture.pts != vt_av_nopts_value() ? picture.pts : picture.best_effort_timestamp
-        let damaged = picture.flags & AV_FRAME_FLAG_CORRUPT != 0 || picture.decode_error_flags != 0
-        try output(DecodedFrame(pixelBuffer: buffer, pts: MediaTime(value: ticks, timescale: timescale ?? 1),
-                                token: FrameToken(UInt64(bitPattern: picture.reordered_opaque)), isDamaged: damaged,
-                                isFullRange: fullRange || picture.color_range == AVCOL_RANGE_JPEG))
+    private func hand(_ picture: consuming PixelBufferLease, of frame: AVFrame, fullRange: Bool) throws {
+        let ticks = frame.pts != vt_av_nopts_value() ? frame.pts : frame.best_effort_timestamp
+        let damaged = frame.flags & AV_FRAME_FLAG_CORRUPT != 0 || frame.decode_error_flags != 0
+        try output(DecodedFrame(picture: picture, pts: MediaTime(value: ticks, timescale: timescale ?? 1),
+                                token: FrameToken(UInt64(bitPattern: frame.reordered_opaque)), isDamaged: damaged,
+                                isFullRange: fullRange || frame.color_range == AVCOL_RANGE_JPEG))
     }
 }
 
-/// The AVFrame behind a handed-out picture, freed when the picture is released.
-private final class HeldFrame: @unchecked Sendable {
-    private var frame: UnsafeMutablePointer<AVFrame>?
+/// How many pictures a session handed out are still held.
+private final class PictureCount: Sendable {
+    private let count = Atomic<Int>(0)
+    func add(_ change: Int) { count.add(change, ordering: .relaxed) }
+    var value: Int { count.load(ordering: .relaxed) }
+}
 
-    init(_ frame: UnsafeMutablePointer<AVFrame>) { self.frame = frame }
+/// The AVFrame behind a handed-out picture, freed when the picture's lease ends, or when this
+/// goes if no lease was made of it (a picture refused on its way out).
+private final class HeldFrame: Sendable {
+    /// The frame's address; 0 once freed. Taken out with one atomic exchange, so whichever
+    /// thread ends the lease (or this object's end, for a frame never leased) frees it once.
+    private let address: Atomic<UInt>
+    private let count: PictureCount
 
-    func free() { vt_av_frame_free(&frame) }
+    init(_ frame: UnsafeMutablePointer<AVFrame>, counting count: PictureCount) {
+        address = Atomic(UInt(bitPattern: frame))
+        self.count = count
+        count.add(1)
+    }
+
+    deinit { free() }
+
+    func free() {
+        var frame = UnsafeMutablePointer<AVFrame>(bitPattern: address.exchange(0, ordering: .acquiringAndReleasing))
+        guard frame != nil else { return }
+        vt_av_frame_free(&frame)
+        count.add(-1)
+    }
 }

@@ -217,7 +217,6 @@ public enum RecordingVerifier {
                         pictures.insert(unit)
                         if picture.isDamaged { concealed.append(unit) }
                         size = (picture.pixelBuffer.width, picture.pixelBuffer.height)
-                        picture.pixelBuffer.release()
                     }
                 }
                 try session?.decode(frame, format: format)

@@ -88,6 +88,19 @@ final class BoundedQueue<Element: ~Copyable & Sendable>: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Closes the queue and lets go of every item still in it.
+    func closeAndEmpty() {
+        condition.lock()
+        closed = true
+        let held = count
+        let first = head
+        count = 0
+        condition.broadcast()
+        condition.unlock()
+        // Outside the lock: letting go of a frame gives its buffer back (a driver ioctl).
+        for i in 0..<held { (slots + (first + i) % capacity).deinitialize(count: 1) }
+    }
+
     private func append(_ item: consuming Element) {
         (slots + (head + count) % capacity).initialize(to: item)
         count += 1

@@ -42,16 +42,16 @@ struct ConstantRateGrid: ~Copyable {
     /// are known.
     mutating func add(_ frame: consuming CapturedFrame) -> Emission? {
         let slot = slot(for: frame.pts)
+        if slot <= pendingSlot, pending != nil {
+            // Same slot, or a timestamp that went backwards: the later frame wins the slot,
+            // and the one it displaces is let go.
+            framesDisplaced += 1
+            pending = consume frame
+            return nil
+        }
         guard let held = pending.take() else {
             pending = consume frame
             pendingSlot = slot
-            return nil
-        }
-        if slot <= pendingSlot {
-            // Same slot, or a timestamp that went backwards: the later frame wins the slot.
-            held.release()
-            framesDisplaced += 1
-            pending = consume frame
             return nil
         }
         let emission = Emission(frame: held, slots: pendingSlot..<slot)

@@ -69,8 +69,7 @@ public final class RecordingControl: Sendable {
     func stopCapture() {
         stopRequested.store(true, ordering: .releasing)
         source.stop()
-        queue.close()
-        while let frame = queue.take() { frame.release() }
+        queue.closeAndEmpty()
     }
 
     /// Runs `body` (a write to the output) under the write lock, then notes the file an abort
@@ -103,7 +102,7 @@ public final class RecordingControl: Sendable {
                     _ = queue.put(frame)
                     break
                 }
-                frame.release()
+                // The frame is dropped: its lease ends with this iteration.
                 dropped.add(1, ordering: .relaxed)
                 noteHandoff(since: handoffStarted)
             }

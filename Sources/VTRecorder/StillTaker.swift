@@ -96,13 +96,7 @@ public final class StillTaker: Sendable {
                 return slot.finished
             }
             if let frame = next {
-                var failure: (any Error)?
-                do {
-                    try take(frame.buffer)
-                } catch {
-                    failure = error
-                }
-                frame.release()
+                let failure = still(of: frame)
                 let failures = slot.withLock { slot -> Int in
                     slot.busy = false
                     if failure == nil { slot.statistics.written += 1 } else { slot.statistics.failed += 1 }
@@ -115,6 +109,16 @@ public final class StillTaker: Sendable {
             if finished { break }
         }
         done.signal()
+    }
+
+    /// Makes the still of one frame, which is let go as soon as it is made.
+    private func still(of frame: consuming CapturedFrame) -> (any Error)? {
+        do {
+            try take(frame.buffer)
+            return nil
+        } catch {
+            return error
+        }
     }
 
     /// How far the still thread lowers its priority (nice value, per thread on Linux) below

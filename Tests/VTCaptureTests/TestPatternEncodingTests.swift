@@ -18,7 +18,7 @@ struct TestPatternEncodingTests {
         for _ in 0..<Self.frames {
             let frame = try requireFrame(source.nextFrame())
             writer.append(frame.buffer)
-            frame.release()
+            _ = consume frame
         }
         let input = dir.path("pattern.y4m")
         let encoded = dir.path("pattern.264")

@@ -25,7 +25,7 @@ struct TestPatternSourceTests {
             #expect(frame.sequence == UInt64(n))
             #expect(frame.pts == MediaTime(value: Int64(n), timescale: 30))
             #expect(frameNumber(in: frame.buffer) == n)
-            frame.release()
+            _ = consume frame
         }
         #expect(source.statistics == CaptureStatistics())
     }
@@ -84,7 +84,7 @@ struct TestPatternSourceTests {
         for n in 0..<10 {
             let frame = try requireFrame(source.nextFrame())
             let picture = pictureBytes(frame.buffer)
-            frame.release()
+            _ = consume frame
             // Below the code band, so only the scene counts, not the code changing.
             let scene = Array(picture[(band * width)..<(width * height)])
             if let previous {
@@ -111,7 +111,7 @@ struct TestPatternSourceTests {
         for n in 0..<3 {
             let frame = try requireFrame(source.nextFrame())
             #expect(frame.pts == MediaTime(value: Int64(n) * 1001, timescale: 30000))
-            frame.release()
+            _ = consume frame
         }
     }
 
@@ -132,7 +132,7 @@ struct TestPatternSourceTests {
 
     @Test func stopEndsAnUnpacedPattern() throws {
         let source = try TestPatternSource(width: 64, height: 64, frameRate: Self.rate30)
-        try requireFrame(source.nextFrame()).release()
+        _ = try requireFrame(source.nextFrame())
         source.stop()
         #expect(noFrame { source.nextFrame() })
     }
@@ -152,7 +152,7 @@ struct LiveTestPatternTests {
             let frame = try requireFrame(source.nextFrame())
             sequences.append(frame.sequence)
             #expect(frameNumber(in: frame.buffer) == Int(frame.sequence))
-            frame.release()
+            _ = consume frame
         }
         let elapsed = ContinuousClock.now - start
         #expect(elapsed >= .milliseconds(180) && elapsed <= .milliseconds(500), "took \(elapsed)")
@@ -163,7 +163,7 @@ struct LiveTestPatternTests {
     @Test func stopWakesASleepingLivePattern() throws {
         let source = try TestPatternSource(width: 64, height: 64,
                                            frameRate: FrameRate(numerator: 1, denominator: 2)!, live: true)
-        try requireFrame(source.nextFrame()).release()
+        _ = try requireFrame(source.nextFrame())
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.1) { source.stop() }
         let start = ContinuousClock.now
         #expect(noFrame { source.nextFrame() })
@@ -181,7 +181,7 @@ struct LiveTestPatternTests {
         #expect(frame.sequence >= 5, "frames kept coming due for 100 ms with no buffer to paint into")
         #expect(source.statistics.droppedBySource == Int(frame.sequence) - 2)
         #expect(frameNumber(in: frame.buffer) == Int(frame.sequence))
-        frame.release()
-        kept.release()
+        _ = consume frame
+        _ = consume kept
     }
 }

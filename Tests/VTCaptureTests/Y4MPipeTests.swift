@@ -15,7 +15,7 @@ struct Y4MPipeTests {
         var pictures: [[UInt8]] = []
         while let frame = try source.nextFrame() {
             pictures.append(pictureBytes(frame.buffer))
-            frame.release()
+            _ = consume frame
         }
         return pictures
     }
@@ -117,7 +117,7 @@ struct Y4MPipeTests {
             writerClosed.signal()
         }
         let source = try Y4MSource(path: fifo)
-        try requireFrame(try source.nextFrame()).release()
+        _ = try requireFrame(try source.nextFrame())
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { source.stop() }
         let start = Date()
         #expect(try noFrame { try source.nextFrame() })
@@ -162,17 +162,17 @@ struct Y4MPipeTests {
         }
         #expect(delivered.wait(timeout: .now() + 0.3) == .timedOut, "no buffer is free, so no frame can be read")
         let firstBuffer = first.buffer
-        first.release()
+        _ = consume first
         try #require(delivered.wait(timeout: .now() + 10) == .success)
         let frame = try requireFrame(third.withLock { $0.take() })
         #expect(frame.sequence == 2)
         if throughFIFO { #expect(frame.buffer === firstBuffer) }
         #expect(pictureBytes(frame.buffer) == Y4MSourceStreamTests.picture(2, size: Self.pictureSize))
-        frame.release()
-        second.release()
+        _ = consume frame
+        _ = consume second
         let last = try requireFrame(try source.nextFrame())
         #expect(pictureBytes(last.buffer) == Y4MSourceStreamTests.picture(3, size: Self.pictureSize))
-        last.release()
+        _ = consume last
         #expect(try noFrame { try source.nextFrame() })
         written.wait()
     }

@@ -25,7 +25,7 @@ struct Y4MSourceFFmpegTests {
         while let frame = try source.nextFrame() {
             #expect(frame.sequence == UInt64(pictures.count))
             pictures.append(pictureBytes(frame.buffer))
-            frame.release()
+            _ = consume frame
         }
         return pictures
     }
@@ -64,7 +64,7 @@ struct Y4MSourceFFmpegTests {
         var times: [MediaTime] = []
         while let frame = try source.nextFrame() {
             times.append(frame.pts)
-            frame.release()
+            _ = consume frame
         }
         #expect(times == (0..<4).map { MediaTime(value: Int64($0) * 1001, timescale: 30000) })
         #expect(times[3].seconds == 3003.0 / 30000.0)
@@ -83,7 +83,7 @@ struct Y4MSourceFFmpegTests {
             let bytes = pictureBytes(frame.buffer)
             #expect(Array(bytes[..<(96 * 64)]) == luma[count])
             #expect(bytes[(96 * 64)...].allSatisfy { $0 == 128 })
-            frame.release()
+            _ = consume frame
             count += 1
         }
         #expect(count == 3)
@@ -150,7 +150,7 @@ struct Y4MSourceStreamTests {
             #expect(pictureBytes(frame.buffer) == Self.picture(n, size: size))
             #expect(frame.buffer.planes.map(\.rowBytes) == [33, 17, 17])
             #expect(frame.buffer.planes.map(\.rows) == [17, 9, 9])
-            frame.release()
+            _ = consume frame
         }
         #expect(try noFrame { try source.nextFrame() })
     }
@@ -166,7 +166,7 @@ struct Y4MSourceStreamTests {
         #expect(source.format.fullRange == false)
         let frame = try requireFrame(try source.nextFrame())
         #expect(pictureBytes(frame.buffer) == Self.picture(0, size: 384))
-        frame.release()
+        _ = consume frame
     }
 
     @Test func warnsAboutInterlacingAndAMissingRate() throws {
@@ -192,7 +192,7 @@ struct Y4MSourceStreamTests {
         var count = 0
         while let frame = try source.nextFrame() {
             #expect(pictureBytes(frame.buffer) == Self.picture(count, size: size))
-            frame.release()
+            _ = consume frame
             count += 1
         }
         #expect(count == 3)
@@ -207,7 +207,7 @@ struct Y4MSourceStreamTests {
         var data = Self.stream(header: "YUV4MPEG2 W16 H16 F30:1", size: 384, frames: 2)
         data.append(contentsOf: Array(tail.utf8))
         let source = try Y4MSource(path: try write(data, dir), logger: RecordingLogHandler.logger().0)
-        for _ in 0..<2 { try requireFrame(try source.nextFrame()).release() }
+        for _ in 0..<2 { _ = try requireFrame(try source.nextFrame()) }
         #expect(try noFrame { try source.nextFrame() })
         #expect(source.statistics.truncatedFrames == 1)
     }
@@ -220,7 +220,7 @@ struct Y4MSourceStreamTests {
         data.append(contentsOf: Self.picture(2, size: 384))
         let path = try write(data, dir)
         let source = try Y4MSource(path: path)
-        for _ in 0..<2 { try requireFrame(try source.nextFrame()).release() }
+        for _ in 0..<2 { _ = try requireFrame(try source.nextFrame()) }
         let offset = Int64(header.utf8.count + 1 + 2 * (6 + 384))
         let error = #expect(throws: CaptureError.self) { _ = try source.nextFrame() }
         #expect(error == .malformedFrameMarker(path: path, frame: 2, offset: offset))
@@ -233,7 +233,7 @@ struct Y4MSourceStreamTests {
         let header = "YUV4MPEG2 W16 H8 F30:1"
         let path = try write(Self.stream(header: header, size: 384, frames: 3), dir)
         let source = try Y4MSource(path: path)
-        try requireFrame(try source.nextFrame()).release()
+        _ = try requireFrame(try source.nextFrame())
         let offset = Int64(header.utf8.count + 1 + 6 + 192)
         #expect(throws: CaptureError.malformedFrameMarker(path: path, frame: 1, offset: offset)) {
             _ = try source.nextFrame()
@@ -294,7 +294,7 @@ struct Y4MSourceStreamTests {
     @Test func stopEndsTheStream() throws {
         let dir = try TemporaryDirectory()
         let source = try Y4MSource(path: try write(Self.stream(header: "YUV4MPEG2 W16 H16 F30:1", size: 384, frames: 5), dir))
-        try requireFrame(try source.nextFrame()).release()
+        _ = try requireFrame(try source.nextFrame())
         source.stop()
         #expect(try noFrame { try source.nextFrame() })
         #expect(try noFrame { try source.nextFrame() })
@@ -314,7 +314,7 @@ struct Y4MSourceStreamTests {
         let error = faults.during { () -> CaptureError? in
             do throws(CaptureError) {
                 let source = try Y4MSource(path: path)
-                while let frame = try source.nextFrame() { frame.release() }
+                while let frame = try source.nextFrame() { _ = consume frame }
                 return nil
             } catch {
                 return error

@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 import Testing
 import VTCore
 import VTTestSupport
@@ -22,43 +23,59 @@ import VTTestSupport
         let pool = PixelBufferPool(format: .i420, width: 64, height: 64, capacity: 2)
         let a = pool.take()
         let b = pool.take()
-        #expect(a !== b)
-        #expect(pool.tryTake() == nil)
-        let addressOfA = a.planes[0].baseAddress
-        a.release()
+        #expect(a.buffer !== b.buffer)
+        let third = pool.tryTake()
+        let none: Bool = if case .none = third { true } else { false }
+        #expect(none)
+        let bufferA = a.buffer
+        let addressOfA = a.buffer.planes[0].baseAddress
+        _ = consume a
+        #expect(pool.freeCount == 1)
         let c = pool.take()
-        #expect(c === a)
-        #expect(c.planes[0].baseAddress == addressOfA)
-        b.release()
-        c.release()
+        #expect(c.buffer === bufferA)
+        #expect(c.buffer.planes[0].baseAddress == addressOfA)
+        _ = consume b
+        _ = consume c
         #expect(pool.freeCount == 2)
+        #expect(pool.madeCount == 2)
     }
 
     /// The blocking take runs on a thread of its own: a test never blocks one of the
     /// cooperative pool's threads.
     @Test func takeWaitsForARelease() async {
         let pool = PixelBufferPool(format: .nv12, width: 32, height: 32, capacity: 1)
-        let held = pool.take()
+        let held = Mutex<PixelBufferLease?>(pool.take())
+        let first = held.withLock { $0?.buffer }
         let returned = await onOwnThread {
-            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) { held.release() }
-            return pool.take()
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) { held.withLock { $0 = nil } }
+            return pool.take().buffer
         }
-        #expect(returned === held)
-        returned.release()
+        #expect(returned === first)
         #expect(pool.freeCount == 1)
     }
 
-    @Test func leasedMemoryRunsItsReleaseHook() {
+    @Test func aLeaseRunsTheReleaseHookOnceWhenItEnds() {
         let storage = UnsafeMutablePointer<UInt8>.allocate(capacity: 64 * 2)
         defer { storage.deallocate() }
         let counter = Counter()
         let plane = PixelPlane(baseAddress: storage, bytesPerRow: 128, rowBytes: 128, rows: 1)
         let b = PixelBuffer(format: .yuyv, width: 64, height: 1, planes: [plane]) { _ in counter.increment() }
-        b.beginLease()
-        #expect(b.isLeased)
-        b.release()
+        do {
+            let lease = PixelBufferLease(handingOut: b)
+            #expect(lease.buffer.isLeased)
+            #expect(counter.value == 0)
+        }
         #expect(!b.isLeased)
         #expect(counter.value == 1)
+    }
+
+    /// A lease that unwinds with an error gives its buffer back like any other.
+    @Test func aLeaseGoesBackWhenAnErrorUnwindsPastIt() {
+        struct Refused: Error {}
+        let pool = PixelBufferPool(format: .i420, width: 16, height: 16, capacity: 1)
+        func fail(holding lease: consuming PixelBufferLease) throws { throw Refused() }
+        #expect(throws: Refused.self) { try fail(holding: pool.take()) }
+        #expect(pool.freeCount == 1 && pool.madeCount == 1)
     }
 }
 

@@ -103,11 +103,12 @@ import VTTestSupport
             decoded.times.append(frame.pts)
             decoded.tokens.append(frame.token)
             if frame.isDamaged { decoded.damaged += 1 }
-            frame.pixelBuffer.release()
         }
         defer { session.invalidate() }
         for (frame, format) in frames { try session.decode(frame, format: format) }
         try session.finishDelayedFrames()
+        // Every picture handed out went back to the decoder when its frame was let go.
+        #expect(session.picturesHeld == 0)
         return decoded
     }
 
@@ -202,7 +203,6 @@ import VTTestSupport
         let session = try LibavcodecDecompressionSession(format: frames[0].1) { frame in
             sizes.append("\(frame.pixelBuffer.width)x\(frame.pixelBuffer.height)")
             pictures.append(Self.packed(frame.pixelBuffer))
-            frame.pixelBuffer.release()
         }
         for (frame, format) in frames { try session.decode(frame, format: format) }
         try session.finishDelayedFrames()
@@ -231,7 +231,6 @@ import VTTestSupport
         var tokens: [FrameToken] = []
         let session = try LibavcodecDecompressionSession(format: try #require(reader.format), threads: threads) { frame in
             tokens.append(frame.token)
-            frame.pixelBuffer.release()
         }
         var errors: [DecoderError] = []
         for frame in frames {

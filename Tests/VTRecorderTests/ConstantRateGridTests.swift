@@ -21,8 +21,7 @@ import VTCore
                 _ = storage
                 released.append(sequence)
             }
-            buffer.beginLease()
-            let frame = CapturedFrame(leasing: buffer, pts: MediaTime(seconds: milliseconds / 1000, timescale: 1_000_000),
+            let frame = CapturedFrame(PixelBufferLease(handingOut: buffer), pts: MediaTime(seconds: milliseconds / 1000, timescale: 1_000_000),
                                       sequence: sequence)
             if let emission = grid.add(frame) {
                 emitted.append((emission.frame.sequence, emission.slots))

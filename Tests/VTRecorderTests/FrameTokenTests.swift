@@ -32,10 +32,9 @@ import VTTestSupport
             defer { next += 1 }
             let buffer = PixelBuffer(format: .i420, width: 64, height: 64)
             buffer.contiguousBytes!.initializeMemory(as: UInt8.self, repeating: UInt8(truncatingIfNeeded: next * 7))
-            buffer.beginLease()
             let offset = Int64(random.next() % UInt64(2 * jitter + 1)) - jitter
             let micro = Int64(next) * 1_000_000 / 30 + (next == 0 ? 0 : offset)
-            return CapturedFrame(leasing: buffer, pts: MediaTime(value: micro, timescale: 1_000_000),
+            return CapturedFrame(PixelBufferLease(handingOut: buffer), pts: MediaTime(value: micro, timescale: 1_000_000),
                                  sequence: UInt64(next), captureTime: MonotonicClock.nanoseconds())
         }
 

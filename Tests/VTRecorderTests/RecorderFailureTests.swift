@@ -95,11 +95,10 @@ final class CountingSource: CaptureSource, @unchecked Sendable {
             _ = storage
             givenBack.add(1, ordering: .releasing)
         }
-        buffer.beginLease()
         handedOut.add(1, ordering: .releasing)
         let duration = format.frameRate.frameDuration
         defer { next += 1 }
-        return CapturedFrame(leasing: buffer, pts: MediaTime(value: Int64(next) * duration.value, timescale: duration.timescale),
+        return CapturedFrame(PixelBufferLease(handingOut: buffer), pts: MediaTime(value: Int64(next) * duration.value, timescale: duration.timescale),
                              sequence: UInt64(next))
     }
 

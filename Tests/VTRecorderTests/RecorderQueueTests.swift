@@ -32,8 +32,7 @@ import VTTestSupport
             if sequence == 1 { encoderBusy.wait() }
             if sequence == stopAt { onStop?() }
             let buffer = PixelBuffer(format: .i420, width: 64, height: 64)
-            buffer.beginLease()
-            return CapturedFrame(leasing: buffer, pts: MediaTime(value: Int64(sequence), timescale: 30),
+            return CapturedFrame(PixelBufferLease(handingOut: buffer), pts: MediaTime(value: Int64(sequence), timescale: 30),
                                  sequence: sequence)
         }
 

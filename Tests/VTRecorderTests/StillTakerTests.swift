@@ -26,8 +26,7 @@ import VTCore
             _ = storage
             releases.append(sequence)
         }
-        buffer.beginLease()
-        return CapturedFrame(leasing: buffer, pts: MediaTime(seconds: seconds, timescale: 1_000_000), sequence: sequence)
+        return CapturedFrame(PixelBufferLease(handingOut: buffer), pts: MediaTime(seconds: seconds, timescale: 1_000_000), sequence: sequence)
     }
 
     @Test func stillsComingDueWhileOneIsMadeAreSkippedAndFramesNotWantedGoBackAtOnce() {
