@@ -9,12 +9,16 @@ import VTCore
 /// through their ALSA plugins, so one backend serves all three.
 ///
 /// Capture runs in ALSA's non-blocking mode, waiting in poll(2) on the device's descriptors
-/// and an eventfd that `stop` signals. Each chunk is stamped on CLOCK_MONOTONIC, the camera's
+/// and the source's interrupt, which `stop` raises. Each chunk is stamped on CLOCK_MONOTONIC, the camera's
 /// clock: the device is told to keep monotonic time stamps, and before every read its status
 /// gives the time of its latest position and how many frames were waiting then, so the first
 /// frame read was taken `avail ÷ rate` before that time. An overrun is recovered (prepared and
 /// started again), counted, and shows as a gap in the chunks' times, which the conformer fills.
-public final class ALSASource: AudioSource, @unchecked Sendable {
+///
+/// Sendable: the device is the audio thread's (and the opener's before it starts, and the
+/// closer's after it ends), behind a mutex that is never contended in that use and makes it
+/// provable; the counters sit behind another; stopping goes through the interrupt.
+public final class ALSASource: AudioSource, Sendable {
     public let format: AudioSourceFormat
     public var statistics: AudioCaptureStatistics { counters.withLock { $0 } }
 
@@ -30,17 +34,20 @@ public final class ALSASource: AudioSource, @unchecked Sendable {
     private let sampleFormat: snd_pcm_format_t
     private let logger: Logger
     private let counters = Mutex(AudioCaptureStatistics())
-    private let stopped = Atomic<Bool>(false)
-    /// Written by `stop` to wake the poll.
-    private let wakeup: Int32
-    // The audio thread's (and the opener's before it starts).
-    private var pcm: OpaquePointer?
-    private var status: OpaquePointer?
-    private var started = false
-    /// An overrun or a reopening lost samples: the next chunk says so.
-    private var samplesLost = false
-    /// The device's poll descriptors and the wake-up eventfd after them, kept between waits.
-    private var descriptors: [pollfd] = []
+    private let interrupt = SourceInterrupt()
+    private let device: Mutex<Device>
+
+    /// The open device and what reading it needs.
+    private struct Device {
+        var pcm: OpaquePointer?
+        /// Where `snd_pcm_status` writes; made once.
+        let status: OpaquePointer
+        var started = false
+        /// An overrun or a reopening lost samples: the next chunk says so.
+        var samplesLost = false
+        /// The device's poll descriptors, kept between waits.
+        var descriptors: [pollfd] = []
+    }
 
     /// Opens `device` (see `resolve`) for capture at `sampleRate` (default 48000 where the
     /// device offers it, else its own) and `channels` (default 2 where offered, else 1).
@@ -63,33 +70,40 @@ public final class ALSASource: AudioSource, @unchecked Sendable {
             snd_pcm_close(handle)
             throw error
         }
-        pcm = handle
         var made: OpaquePointer?
-        snd_pcm_status_malloc(&made)
-        status = made
-        wakeup = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
+        guard snd_pcm_status_malloc(&made) >= 0, let status = made else {
+            snd_pcm_close(handle)
+            throw .cannotOpen(name: name, reason: "out of memory")
+        }
+        self.device = Mutex(Device(pcm: handle, status: status))
     }
 
     deinit {
-        close()
-        if let status { snd_pcm_status_free(status) }
-        if wakeup >= 0 { Glibc.close(wakeup) }
+        device.withLock { device in
+            if let pcm = device.pcm { snd_pcm_close(pcm) }
+            snd_pcm_status_free(device.status)
+        }
     }
 
     public func stop() {
-        stopped.store(true, ordering: .releasing)
-        var one: UInt64 = 1
-        _ = write(wakeup, &one, 8)
+        interrupt.raise()
     }
 
     public func close() {
-        if let pcm { snd_pcm_close(pcm) }
-        pcm = nil
+        device.withLock { device in
+            if let pcm = device.pcm { snd_pcm_close(pcm) }
+            device.pcm = nil
+        }
     }
 
     public func reopen() throws(AudioCaptureError) {
-        close()
-        started = false
+        try device.withLock { device throws(AudioCaptureError) in try reopen(&device) }
+    }
+
+    private func reopen(_ device: inout Device) throws(AudioCaptureError) {
+        if let pcm = device.pcm { snd_pcm_close(pcm) }
+        device.pcm = nil
+        device.started = false
         var handle: OpaquePointer?
         try Self.check(pcmName, "open", snd_pcm_open(&handle, pcmName, SND_PCM_STREAM_CAPTURE, SND_PCM_NONBLOCK)) { _, text in
             .cannotOpen(name: pcmName, reason: text)
@@ -105,28 +119,31 @@ public final class ALSASource: AudioSource, @unchecked Sendable {
             snd_pcm_close(handle)
             throw error
         }
-        pcm = handle
-        samplesLost = true
+        device.pcm = handle
+        device.samplesLost = true
         counters.withLock { $0.reconnects += 1 }
     }
 
     public func nextChunk() throws(AudioCaptureError) -> AudioChunk? {
-        guard let pcm else { throw .unplugged(name: pcmName) }
-        if !started {
+        try device.withLock { device throws(AudioCaptureError) in try nextChunk(&device) }
+    }
+
+    private func nextChunk(_ device: inout Device) throws(AudioCaptureError) -> AudioChunk? {
+        guard let pcm = device.pcm else { throw .unplugged(name: pcmName) }
+        if !device.started {
             try Self.check(pcmName, "start", snd_pcm_start(pcm)) { code, text in Self.failure(code, text, pcmName) }
-            started = true
+            device.started = true
         }
-        while !stopped.load(ordering: .acquiring) {
-            try wait(pcm)
-            if stopped.load(ordering: .acquiring) { break }
+        let status = device.status
+        while try wait(pcm, &device.descriptors) {
             // Where the device is, and when: the first frame waiting was taken avail ÷ rate ago.
             var state = snd_pcm_status(pcm, status)
             if state < 0 {
-                if try recover(pcm, Int(state)) { continue }
+                if try recover(pcm, Int(state), &device) { continue }
             }
             let pcmState = snd_pcm_status_get_state(status)
             if pcmState == SND_PCM_STATE_XRUN {
-                _ = try recover(pcm, -Int(EPIPE))
+                _ = try recover(pcm, -Int(EPIPE), &device)
                 continue
             }
             if pcmState == SND_PCM_STATE_DISCONNECTED { throw lost() }
@@ -139,59 +156,57 @@ public final class ALSASource: AudioSource, @unchecked Sendable {
             let read = data.withUnsafeMutableBytes { snd_pcm_readi(pcm, $0.baseAddress, snd_pcm_uframes_t(frames)) }
             if read < 0 {
                 state = Int32(read)
-                _ = try recover(pcm, Int(state))
+                _ = try recover(pcm, Int(state), &device)
                 continue
             }
             guard read > 0 else { continue }
             if read < frames { data.removeLast((frames - Int(read)) * format.bytesPerFrame) }
             let now = Int64(stamp.tv_sec) * 1_000_000_000 + Int64(stamp.tv_nsec)
             let taken = now - Int64(waiting) * 1_000_000_000 / Int64(format.sampleRate)
-            defer { samplesLost = false }
-            return AudioChunk(data: data, frames: Int(read), time: taken, followsLoss: samplesLost)
+            defer { device.samplesLost = false }
+            return AudioChunk(data: data, frames: Int(read), time: taken, followsLoss: device.samplesLost)
         }
         return nil
     }
 
-    /// Waits until the device has a period or `stop` was called.
-    private func wait(_ pcm: OpaquePointer) throws(AudioCaptureError) {
+    /// Waits until the device has a period (or a second passed without one: then its state is
+    /// worth a look). False once `stop` was called.
+    private func wait(_ pcm: OpaquePointer, _ descriptors: inout [pollfd]) throws(AudioCaptureError) -> Bool {
         let count = Int(snd_pcm_poll_descriptors_count(pcm))
         guard count > 0 else { throw .deviceCall(name: pcmName, call: "snd_pcm_poll_descriptors_count", reason: "none") }
-        if descriptors.count != count + 1 { descriptors = [pollfd](repeating: pollfd(), count: count + 1) }
-        // Taken out while in use, so writing into it copies nothing.
-        var fds: [pollfd] = []
-        swap(&fds, &descriptors)
-        defer { swap(&fds, &descriptors) }
-        let filled = fds.withUnsafeMutableBufferPointer { snd_pcm_poll_descriptors(pcm, $0.baseAddress, UInt32(count)) }
+        if descriptors.count != count { descriptors = [pollfd](repeating: pollfd(), count: count) }
+        let filled = descriptors.withUnsafeMutableBufferPointer { snd_pcm_poll_descriptors(pcm, $0.baseAddress, UInt32(count)) }
         guard filled >= 0 else { throw Self.failure(filled, Self.text(filled), pcmName) }
-        fds[count] = pollfd(fd: wakeup, events: Int16(POLLIN), revents: 0)
         while true {
-            let ready = poll(&fds, nfds_t(fds.count), 1000)
-            if ready < 0 && errno == EINTR { continue }
-            guard ready >= 0 else { throw .deviceCall(name: pcmName, call: "poll", reason: String(cString: strerror(errno))) }
-            if ready == 0 { return }  // no period in a second: look at the device's state
-            if fds[count].revents != 0 { return }
+            for index in descriptors.indices { descriptors[index].revents = 0 }
+            do {
+                guard try interrupt.poll(&descriptors, timeoutMilliseconds: 1000) else { return false }
+            } catch {
+                throw .deviceCall(name: pcmName, call: "poll", reason: error.reason)
+            }
             var events: UInt16 = 0
-            let status = fds.withUnsafeMutableBufferPointer {
+            let status = descriptors.withUnsafeMutableBufferPointer {
                 snd_pcm_poll_descriptors_revents(pcm, $0.baseAddress, UInt32(count), &events)
             }
             guard status >= 0 else { throw Self.failure(status, Self.text(status), pcmName) }
+            if events == 0 && descriptors.allSatisfy({ $0.revents == 0 }) { return true }  // a second without a period
             if events & UInt16(POLLERR | POLLHUP | POLLNVAL) != 0 {
                 if snd_pcm_state(pcm) == SND_PCM_STATE_DISCONNECTED { throw lost() }
-                return
+                return true
             }
-            if events & UInt16(POLLIN) != 0 { return }
+            if events & UInt16(POLLIN) != 0 { return true }
         }
     }
 
     /// Recovers from an overrun or a suspend; returns true to read again. A device that went
     /// away throws.
-    private func recover(_ pcm: OpaquePointer, _ code: Int) throws(AudioCaptureError) -> Bool {
+    private func recover(_ pcm: OpaquePointer, _ code: Int, _ device: inout Device) throws(AudioCaptureError) -> Bool {
         switch Int32(-code) {
         case EAGAIN:
             return true
         case EPIPE, ESTRPIPE:
             if code == -Int(EPIPE) { counters.withLock { $0.overruns += 1 } }
-            samplesLost = true
+            device.samplesLost = true
             let status = snd_pcm_recover(pcm, Int32(code), 1)
             guard status >= 0 else { throw Self.failure(status, Self.text(status), pcmName) }
             try Self.check(pcmName, "start", snd_pcm_start(pcm)) { code, text in Self.failure(code, text, pcmName) }

@@ -37,8 +37,13 @@ public struct AudioSummary: Sendable, Equatable {
 ///
 /// A device that goes away is a warning: the recording goes on, silence fills the gap, and
 /// the device is opened again when it comes back; with `required`, it ends the recording
-/// instead (`onFailure`, exit 3).
-public final class AudioRecorder: @unchecked Sendable {
+/// instead (`start`'s `onFailure`, exit 3).
+///
+/// Sendable: what the audio thread and the recorder's thread share is atomic or behind a
+/// mutex. The conformer (and the encoder in it) is the audio thread's while it runs and the
+/// recorder's once `finish` or `cancel` has joined it; its mutex is never contended in that
+/// use, and makes it provable.
+public final class AudioRecorder: Sendable {
     public let format: AudioFormatDescription
     /// How often a device that went away is tried again.
     static let reopenInterval: Duration = .milliseconds(250)
@@ -48,25 +53,27 @@ public final class AudioRecorder: @unchecked Sendable {
     static let heldBeforeStart = 2.0
 
     private let source: any AudioSource
-    private let conformer: AudioConformer
+    private let conformer: Mutex<AudioConformer>
     private let required: Bool
     private let logger: Logger
-    /// Told when the sound fails in a way that must end the recording (a required device
-    /// gone, the encoder failing); set before `start`.
-    public var onFailure: (@Sendable (any Error) -> Void)?
     /// CLOCK_MONOTONIC of the picture's 0; `Int64.min` until known.
     private let origin = Atomic<Int64>(.min)
     private let stopping = Atomic<Bool>(false)
     private let ready = Mutex<[EncodedAudioPacket]>([])
     private let failureSlot = Mutex<(any Error)?>(nil)
     private let done = DispatchSemaphore(value: 0)
-    private var thread: Thread?
-    private var joined = false
-    private var finished = false
-    // The audio thread's until it is joined.
-    private var disconnects = 0
-    private var reconnects = 0
-    private var threadCPU = 0.0
+    /// Where the audio thread is in its life, and what it counted (written by it, read once
+    /// it is joined).
+    private let progress = Mutex(Progress())
+
+    private struct Progress {
+        var started = false
+        var joined = false
+        var finished = false
+        var disconnects = 0
+        var reconnects = 0
+        var threadCPU = 0.0
+    }
 
     /// Opens the encoder for `codec` at the rate it codes the source's at; the source is open.
     public init(source: any AudioSource, codec: AudioCodec, bitRate: Int?, offsetMilliseconds: Double = 0,
@@ -74,8 +81,9 @@ public final class AudioRecorder: @unchecked Sendable {
         let rate = AudioCompressionSession.codingRate(for: codec, captureRate: source.format.sampleRate)
         let encoder = try AudioCompressionSession(codec: codec, sampleRate: rate, channels: source.format.channels,
                                                   bitRate: bitRate)
-        conformer = try AudioConformer(source: source.format, encoder: encoder,
-                                       offsetNanoseconds: Int64((offsetMilliseconds * 1e6).rounded()))
+        let conformer = try AudioConformer(source: source.format, encoder: encoder,
+                                           offsetNanoseconds: Int64((offsetMilliseconds * 1e6).rounded()))
+        self.conformer = Mutex(conformer)
         format = encoder.format
         self.source = source
         self.required = required
@@ -99,10 +107,14 @@ public final class AudioRecorder: @unchecked Sendable {
     /// The audio thread's name, as `top -H` and /proc show it.
     public static let threadName = "vtrecord-audio"
 
-    public func start() {
-        thread = Thread.start(named: Self.threadName) { [self] in
-            run()
-            threadCPU = Double(MonotonicClock.cpuNanoseconds(thread: true)) / 1e9
+    /// Starts the audio thread. `onFailure` is told when the sound fails in a way that must
+    /// end the recording (a required device gone, the encoder failing).
+    public func start(onFailure: @escaping @Sendable (any Error) -> Void) {
+        progress.withLock { $0.started = true }
+        Thread.start(named: Self.threadName) { [self] in
+            run(onFailure: onFailure)
+            let cpu = Double(MonotonicClock.cpuNanoseconds(thread: true)) / 1e9
+            progress.withLock { $0.threadCPU = cpu }
             done.signal()
         }
     }
@@ -149,40 +161,43 @@ public final class AudioRecorder: @unchecked Sendable {
             source.stop()
             done.wait()
         }
-        joined = true
+        progress.withLock { $0.joined = true }
         source.close()
         // A device that failed is reported by the recording; its sound is completed with silence.
         if let failure = failure as? AudioEncoderError { throw failure }
-        conformer.setEnd(end)
-        try conformer.finish()
-        finished = true
+        try conformer.withLock { conformer in
+            conformer.setEnd(end)
+            try conformer.finish()
+        }
+        progress.withLock { $0.finished = true }
         publish()
         return packets(through: .max)
     }
 
     /// Stops the sound after a failure of the recording; nothing more is encoded.
     public func cancel() {
-        guard thread != nil, !joined else { return }
+        guard progress.withLock({ $0.started && !$0.joined }) else { return }
         stopping.store(true, ordering: .releasing)
         source.stop()
         done.wait()
-        joined = true
+        progress.withLock { $0.joined = true }
         source.close()
     }
 
     public var summary: AudioSummary {
-        let statistics = conformer.statistics
+        let (statistics, samples) = conformer.withLock { ($0.statistics, $0.encoder.samplesTaken) }
         let capture = source.statistics
+        let thread = progress.withLock { $0 }
         var summary = AudioSummary(device: source.format.name, sampleRate: format.sampleRate, channels: format.channels,
                                    codec: format.codec, bitRate: format.bitRate)
-        summary.samples = finished ? conformer.encoder.samplesTaken : 0
+        summary.samples = thread.finished ? samples : 0
         summary.gaps = statistics.gaps
         summary.silenceSeconds = Double(statistics.silenceSamples) / Double(format.sampleRate)
         summary.overruns = capture.overruns
-        summary.disconnects = max(capture.disconnects, disconnects)
-        summary.reconnects = max(capture.reconnects, reconnects)
+        summary.disconnects = max(capture.disconnects, thread.disconnects)
+        summary.reconnects = max(capture.reconnects, thread.reconnects)
         summary.driftPPM = statistics.driftPPM
-        summary.cpuSeconds = joined ? threadCPU : 0
+        summary.cpuSeconds = thread.joined ? thread.threadCPU : 0
         return summary
     }
 
@@ -191,7 +206,7 @@ public final class AudioRecorder: @unchecked Sendable {
 
     // MARK: - The audio thread
 
-    private func run() {
+    private func run(onFailure: @Sendable (any Error) -> Void) {
         var held: [AudioChunk] = []
         let live = source.format.isLive
         if live { ThreadPriority.raiseForLiveCapture() }
@@ -199,8 +214,11 @@ public final class AudioRecorder: @unchecked Sendable {
             while !stopping.load(ordering: .acquiring) {
                 let end = endSamples.load(ordering: .acquiring)
                 if end != .max {
-                    conformer.setEnd(end)
-                    if conformer.reachedEnd { break }
+                    let reached = conformer.withLock { conformer in
+                        conformer.setEnd(end)
+                        return conformer.reachedEnd
+                    }
+                    if reached { break }
                 }
                 guard let chunk = try nextChunk() else { break }
                 let start = origin.load(ordering: .acquiring)
@@ -211,17 +229,21 @@ public final class AudioRecorder: @unchecked Sendable {
                     while held.dropFirst().reduce(0, { $0 + $1.frames }) > limit { held.removeFirst() }
                     continue
                 }
-                for earlier in held { try conformer.take(earlier, origin: start) }
+                let earlier = held
                 held.removeAll()
-                try conformer.take(chunk, origin: live ? start : nil)
-                try conformer.encoder.release(upTo: released.load(ordering: .acquiring))
+                let gaps = try conformer.withLock { conformer in
+                    for chunk in earlier { try conformer.take(chunk, origin: start) }
+                    try conformer.take(chunk, origin: live ? start : nil)
+                    try conformer.encoder.release(upTo: released.load(ordering: .acquiring))
+                    return conformer.statistics.gaps
+                }
                 publish()
-                let gaps = conformer.statistics.gaps, overruns = source.statistics.overruns
+                let overruns = source.statistics.overruns
                 liveSlot.withLock { $0 = LiveStatus(gaps: gaps, overruns: overruns, gone: false) }
             }
         } catch {
             failureSlot.withLock { $0 = error }
-            onFailure?(error)
+            onFailure(error)
         }
     }
 
@@ -233,7 +255,10 @@ public final class AudioRecorder: @unchecked Sendable {
                 return try source.nextChunk()
             } catch {
                 if required { throw error }
-                disconnects += 1
+                let disconnects = progress.withLock { progress in
+                    progress.disconnects += 1
+                    return progress.disconnects
+                }
                 liveSlot.withLock { $0.gone = true }
                 if disconnects == 1 {
                     logger.warning("\(error): recording goes on with silence until it is back")
@@ -242,7 +267,7 @@ public final class AudioRecorder: @unchecked Sendable {
                     Thread.sleep(forTimeInterval: Double(Self.reopenInterval.components.attoseconds) / 1e18)
                     do {
                         try source.reopen()
-                        reconnects += 1
+                        progress.withLock { $0.reconnects += 1 }
                         logger.notice("sound device \(source.format.name) is back")
                         break
                     } catch {
@@ -256,7 +281,7 @@ public final class AudioRecorder: @unchecked Sendable {
 
     /// Moves the encoder's new packets to where the recorder takes them.
     private func publish() {
-        let made = conformer.encoder.takePackets()
+        let made = conformer.withLock { $0.encoder.takePackets() }
         guard !made.isEmpty else { return }
         ready.withLock { $0.append(contentsOf: made) }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import VTCore
 
 /// The test sound (`--audio test`): silence with a 1 kHz beep of 100 ms starting exactly when
@@ -9,7 +10,11 @@ import VTCore
 /// checked by anyone. It keeps at most `lead` seconds ahead of the picture written
 /// (`pictureReached`), so a recording of a file or an unpaced pattern does not make its whole
 /// sound up front.
-public final class TestToneSource: AudioSource, @unchecked Sendable {
+///
+/// Sendable: how far the picture is and whether it was stopped sit behind a mutex, with a
+/// semaphore to wake the audio thread when either changes; where the sound is sits behind
+/// another, which only the audio thread takes.
+public final class TestToneSource: AudioSource, Sendable {
     public let format: AudioSourceFormat
     public var statistics: AudioCaptureStatistics { AudioCaptureStatistics() }
 
@@ -19,13 +24,21 @@ public final class TestToneSource: AudioSource, @unchecked Sendable {
     static let lead = 0.5
 
     private let schedule: FlashSchedule
-    private let condition = NSCondition()
-    // Guarded by `condition`.
-    private var picture = 0.0
-    private var stopped = false
-    // Only the audio thread touches these.
-    private var nextSample = 0
-    private var nextBeep = 0
+    private let progress = Mutex(Progress())
+    /// Signalled when `progress` changes: the audio thread waiting for the picture looks again.
+    private let changed = DispatchSemaphore(value: 0)
+    private let position = Mutex(Position())
+
+    private struct Progress {
+        var picture = 0.0
+        var stopped = false
+    }
+
+    /// Where the sound is: the next sample to make and the beep it may fall in.
+    private struct Position {
+        var nextSample = 0
+        var nextBeep = 0
+    }
 
     public init(sampleRate: Int, channels: Int, frameRate: FrameRate) {
         format = AudioSourceFormat(sampleRate: sampleRate, channels: channels, sampleFormat: .float32,
@@ -34,26 +47,31 @@ public final class TestToneSource: AudioSource, @unchecked Sendable {
     }
 
     public func nextChunk() -> AudioChunk? {
-        let start = nextSample
+        position.withLock { make(&$0) }
+    }
+
+    private func make(_ position: inout Position) -> AudioChunk? {
+        let start = position.nextSample
         let rate = format.sampleRate
-        condition.lock()
-        while !stopped && Double(start) / Double(rate) > picture + Self.lead { condition.wait() }
-        let isStopped = stopped
-        condition.unlock()
-        guard !isStopped else { return nil }
+        while true {
+            let (stopped, picture) = progress.withLock { ($0.stopped, $0.picture) }
+            if stopped { return nil }
+            if Double(start) / Double(rate) <= picture + Self.lead { break }
+            changed.wait()
+        }
 
         let frames = Self.chunkFrames
         var data = [UInt8](repeating: 0, count: frames * format.bytesPerFrame)
         let beepLength = Int((FlashSchedule.beepDuration * Double(rate)).rounded())
         // Every beep that sounds in this chunk.
-        var second = nextBeep
+        var second = position.nextBeep
         while true {
             let beepStart = beepSample(second)
             if beepStart >= start + frames { break }
             let beepEnd = beepStart + beepLength
             if beepEnd <= start {
                 second += 1
-                nextBeep = second
+                position.nextBeep = second
                 continue
             }
             data.withUnsafeMutableBytes { raw in
@@ -67,7 +85,7 @@ public final class TestToneSource: AudioSource, @unchecked Sendable {
             if beepEnd > start + frames { break }
             second += 1
         }
-        nextSample += frames
+        position.nextSample += frames
         return AudioChunk(data: data, frames: frames, time: nil)
     }
 
@@ -78,18 +96,16 @@ public final class TestToneSource: AudioSource, @unchecked Sendable {
     }
 
     public func pictureReached(_ seconds: Double) {
-        condition.lock()
-        if seconds > picture {
-            picture = seconds
-            condition.broadcast()
+        let moved = progress.withLock { progress -> Bool in
+            guard seconds > progress.picture else { return false }
+            progress.picture = seconds
+            return true
         }
-        condition.unlock()
+        if moved { changed.signal() }
     }
 
     public func stop() {
-        condition.lock()
-        stopped = true
-        condition.broadcast()
-        condition.unlock()
+        progress.withLock { $0.stopped = true }
+        changed.signal()
     }
 }

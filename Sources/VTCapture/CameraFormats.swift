@@ -107,7 +107,7 @@ public struct CameraRequest: Sendable, Equatable {
 
     /// Used for what the user left open: a common webcam mode.
     public static let defaultSize = FrameSize(width: 1280, height: 720)
-    public static let defaultFrameRate = FrameRate(numerator: 30, denominator: 1)!
+    public static let defaultFrameRate = FrameRate.fps30
 }
 
 /// The format, size and rate to ask the driver for.

@@ -15,9 +15,11 @@ import Glibc
 /// Lifetime: the release hooks of leased frames keep the ring alive, so the mappings outlive
 /// the source until the last frame is given back; only then are they unmapped and the device
 /// closed. STREAMOFF may come earlier (a stop): the mappings stay valid after it.
+///
+/// `@unchecked Sendable`: all mutable state sits in `state` behind a Mutex (the device is used
+/// only under it, or by the capture thread's poll), the mappings never change, and the mapped
+/// memory is only read by the holder of a buffer (`Filled`) or of its lease.
 final class V4L2BufferRing: @unchecked Sendable {
-    // @unchecked Sendable: all mutable state sits in `state` behind a Mutex, and the mapped
-    // memory is only read by the holder of a buffer's lease.
 
     struct Mapping {
         let address: UnsafeMutableRawPointer

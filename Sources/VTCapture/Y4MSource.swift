@@ -43,7 +43,7 @@ public final class Y4MSource: CaptureSource {
     private static let maximumFrameLineLength = 1024
     private static let frameMarker: [UInt8] = Array("FRAME".utf8)
     /// The rate the Y4M specification's reference tools assume when `F` is missing.
-    private static let defaultFrameRate = FrameRate(numerator: 25, denominator: 1)!
+    private static let defaultFrameRate: FrameRate = .fps25
 
     /// Opens `path` ("-" for standard input) and reads the Y4M stream header.
     ///

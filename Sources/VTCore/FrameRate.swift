@@ -34,6 +34,19 @@ public struct FrameRate: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// A whole number of frames per second written in the code, known to be valid.
+    private init(wholeFramesPerSecond rate: Int) {
+        precondition(rate > 0 && rate <= 1_000_000)
+        numerator = rate
+        denominator = 1
+    }
+
+    /// 25 fps: what the Y4M specification's tools assume when a stream gives no rate.
+    public static let fps25 = FrameRate(wholeFramesPerSecond: 25)
+    /// 30 fps: what a camera is asked for, and a stream without a rate is taken to have,
+    /// when nothing says otherwise.
+    public static let fps30 = FrameRate(wholeFramesPerSecond: 30)
+
     public var framesPerSecond: Double { Double(numerator) / Double(denominator) }
 
     /// The duration of one frame.

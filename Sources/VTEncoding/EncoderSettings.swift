@@ -100,7 +100,7 @@ public struct EncoderSettings: Sendable, Equatable {
     /// What the pipeline does when the encoder falls behind the source. nil: adaptive for a
     /// live source, off for a file.
     public var realTime: RealTimeMode?
-    public var frameRate: FrameRate = FrameRate(numerator: 30, denominator: 1)!
+    public var frameRate: FrameRate = .fps30
     public var sampleAspectRatio: SampleAspectRatio?
     /// Samples use the full 0–255 range (signalled in the VUI).
     public var fullRange: Bool?

@@ -7,6 +7,9 @@ import VTCore
 /// pictures in its lookahead and frame threads cost seconds at the slower structure, longer
 /// than a live source's queue can wait. What it codes is taken in order by the session's own
 /// thread, which writes it before anything the new encoder gave out.
+///
+/// `@unchecked Sendable`: `frames`, `finished` and `failure` are touched only with `condition`
+/// locked (the draining thread appends, the session's thread takes); nothing else is mutable.
 final class X264Retirement: @unchecked Sendable {
     private let condition = NSCondition()
     // Guarded by `condition`.

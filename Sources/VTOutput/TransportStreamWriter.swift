@@ -172,7 +172,9 @@ public final class TransportStreamWriter: MediaOutput {
             throw .muxer(path: file.path, reason: "cannot add a video stream")
         }
         self.stream = stream
-        let parameters = stream.pointee.codecpar!
+        guard let parameters = stream.pointee.codecpar else {
+            throw .muxer(path: file.path, reason: "libavformat made a video stream without codec parameters")
+        }
         parameters.pointee.codec_type = AVMEDIA_TYPE_VIDEO
         parameters.pointee.codec_id = AV_CODEC_ID_H264
         parameters.pointee.width = Int32(format.width)

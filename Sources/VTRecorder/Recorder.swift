@@ -132,7 +132,6 @@ public final class Recorder {
         self.stills = stills
         self.audio = audio
         self.notice = notice
-        audio?.onFailure = { [control] error in control.fail(error) }
         self.makeSession = makeSession
     }
 
@@ -169,7 +168,7 @@ public final class Recorder {
                 try timestamps?.close()
             } else {
                 try control.whileWriting({ output = try makeOutput() }, unusedFile: { output?.unusedFile })
-                audio?.start()
+                audio?.start { [control] error in control.fail(error) }
                 startCaptureThread()
                 reason = try timing.map { try encodeOnGrid(ConstantRateGrid(rate: $0), session) } ?? encodeEach(session)
                 encodingEnded = MonotonicClock.nanoseconds()

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 import VTCore
 import VTRecorder
 
@@ -68,8 +69,10 @@ struct Batch: ParsableCommand {
 
 /// Runs the jobs as child processes of this binary, so each has its own signals, exit status
 /// and memory, exactly as if it had been typed.
-final class BatchRunner: @unchecked Sendable {
-    // @unchecked: `child` and `stopped` are only touched under `lock`; the rest is immutable.
+///
+/// Sendable: the running job's process id and the stop flag sit behind a mutex (the signal
+/// thread reads them); the rest is immutable.
+final class BatchRunner: Sendable {
     struct Result {
         /// The exit status of a job that never started.
         static let notRun: Int32 = -1
@@ -99,9 +102,13 @@ final class BatchRunner: @unchecked Sendable {
     private let jobs: [BatchFile.Job]
     /// A directory of the batch's own for the jobs' summaries and messages.
     private let scratch: String
-    private let lock = NSLock()
-    private var child: Process?
-    private var stopped = false
+    private let state = Mutex(State())
+
+    private struct State {
+        /// The running job's process id.
+        var child: Int32?
+        var stopped = false
+    }
 
     init(executable: String, jobs: [BatchFile.Job]) throws {
         self.executable = executable
@@ -116,10 +123,11 @@ final class BatchRunner: @unchecked Sendable {
     /// Passes the signal to the running job (it runs in a process group of its own, so a
     /// signal from the terminal reaches only this process) and starts no further job.
     func stop(signal: Int32) {
-        lock.lock()
-        defer { lock.unlock() }
-        stopped = true
-        if let child, child.isRunning { kill(child.processIdentifier, signal) }
+        state.withLock { state in
+            state.stopped = true
+            // `child` is cleared as soon as the job has ended.
+            if let child = state.child { kill(child, signal) }
+        }
     }
 
     /// Removes the scratch directory and what is in it.
@@ -134,7 +142,7 @@ final class BatchRunner: @unchecked Sendable {
 
     private func run(_ job: BatchFile.Job) -> Result {
         let notRun = Result(job: job, status: Result.notRun, summary: nil, error: nil)
-        if lock.withLock({ stopped }) { return notRun }
+        if state.withLock({ $0.stopped }) { return notRun }
         writeToStandardError("vtrecord: job \(job.number)/\(jobs.count) (\(job.name)) started")
         let temporary = job.summaryPath == nil ? "\(scratch)/\(job.number).json" : nil
         let summaryPath = job.summaryPath ?? temporary
@@ -168,10 +176,10 @@ final class BatchRunner: @unchecked Sendable {
         do {
             // Checked again under the lock: a signal between the first check and the start
             // must not let the job run.
-            let started = try lock.withLock {
-                guard !stopped else { return false }
+            let started = try state.withLock { state in
+                guard !state.stopped else { return false }
                 try process.run()
-                child = process
+                state.child = process.processIdentifier
                 return true
             }
             guard started else { return notRun }
@@ -181,10 +189,10 @@ final class BatchRunner: @unchecked Sendable {
         }
         copier.start()
         process.waitUntilExit()
+        state.withLock { $0.child = nil }
         try? tee.fileHandleForWriting.close()
         copied.wait()
         try? log?.close()
-        lock.withLock { child = nil }
 
         let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
         let written = summaryPath.map { path in Self.identity(path) != nil && Self.identity(path) != before } ?? false

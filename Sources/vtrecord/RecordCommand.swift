@@ -198,7 +198,7 @@ extension VTRecord {
                                   controls: input.controls, logger: logger)
         }
         let size = input.size ?? FrameSize(width: 1280, height: 720)
-        let rate = input.fps?.rate ?? FrameRate(numerator: 30, denominator: 1)!
+        let rate = input.fps?.rate ?? .fps30
         return try TestPatternSource(width: size.width, height: size.height, frameRate: rate,
                                      live: live, bufferCount: depth.framesHeld,
                                      flashes: sound.isTestSound)

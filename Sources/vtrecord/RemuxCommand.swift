@@ -52,7 +52,7 @@ struct Remux: ParsableCommand {
             try data.withUnsafeBytes { bytes in try remuxRaw(bytes, to: kind) }
         } else {
             let reader = try AssetReader(path: input)
-            try copy(to: kind, rate: fps?.rate ?? reader.frameRate ?? FrameRate(numerator: 30, denominator: 1)!,
+            try copy(to: kind, rate: fps?.rate ?? reader.frameRate ?? .fps30,
                      logTimes: kind == .h264) {
                 () throws(ReadError) -> (EncodedFrame, FormatDescription)? in
                 guard let frame = try reader.nextFrame(), let format = reader.format else { return nil }
@@ -72,7 +72,7 @@ struct Remux: ParsableCommand {
         } catch {
             throw ReadError(path: input, reason: "damaged H.264 stream: \(error)")
         }
-        let rate = fps?.rate ?? reader.vuiFrameRate ?? FrameRate(numerator: 30, denominator: 1)!
+        let rate = fps?.rate ?? reader.vuiFrameRate ?? .fps30
         let times = try timestamps.map(Self.readTimestamps)
         var read = 0
         try copy(to: kind, rate: rate, logTimes: false) { () throws(ReadError) -> (EncodedFrame, FormatDescription)? in

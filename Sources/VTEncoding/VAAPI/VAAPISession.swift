@@ -115,7 +115,8 @@ public final class VAAPISession: CompressionSession {
 
     deinit { invalidate() }
 
-    var display: VADisplay { device!.display }
+    /// The open device's display; nil (which every libva call refuses) while none is open.
+    var display: VADisplay? { device?.display }
     var keyInterval: Int { planner.keyInterval }
     private var alignedWidth: Int { (width + 15) & ~15 }
     private var alignedHeight: Int { (height + 15) & ~15 }
@@ -332,7 +333,10 @@ public final class VAAPISession: CompressionSession {
             throw EncoderError.encodeFailed(encoder: "vaapi", frame: picture.displayIndex,
                                             reason: "the driver returned no slice data")
         }
-        let arrival = arrivals.removeValue(forKey: picture.displayIndex)!
+        guard let arrival = arrivals.removeValue(forKey: picture.displayIndex) else {
+            throw EncoderError.encodeFailed(encoder: "vaapi", frame: picture.displayIndex,
+                                            reason: "a coded picture came back that was never submitted")
+        }
         let dts = decodeTimes.next()
         try output(EncodedFrame(data: data, pts: arrival.pts, dts: dts, isKeyFrame: picture.kind == .idr,
                                 token: arrival.token))

@@ -1,25 +1,24 @@
 import Synchronization
-import VTCore
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// One source's way out of its blocking waits: raised from any thread, it wakes a capture
-/// thread blocked in `poll(2)` (waiting on a pipe, a camera, or the next frame time of a
-/// paced source). It knows nothing of signals or recordings; `ShutdownRequest` decides when
+/// thread blocked in `poll(2)` (waiting on a pipe, a camera, a microphone, or the next frame
+/// time of a paced source). It knows nothing of signals or recordings; `ShutdownRequest` decides when
 /// a recording stops, and the recording stops its source, which raises this.
 ///
 /// A flag alone would be seen only after the blocking call returned, which on an idle pipe or
 /// at a low frame rate could be never or seconds later.
-final class SourceInterrupt: Sendable {
+public final class SourceInterrupt: Sendable {
     private let raised = Atomic<Bool>(false)
     /// A pipe whose read end becomes readable once stop is requested; nothing ever reads it,
     /// so it stays readable for every later poll.
     private let wakeRead: Int32
     private let wakeWrite: Int32
 
-    init() {
+    public init() {
         var fds: [Int32] = [-1, -1]
         // pipe() fails only when the process is out of file descriptors; a signal that cannot
         // wake a poll still works as a flag, so stopping degrades rather than fails. fcntl on
@@ -37,9 +36,9 @@ final class SourceInterrupt: Sendable {
         if wakeWrite >= 0 { try? closeDescriptor(wakeWrite) }
     }
 
-    var isRaised: Bool { raised.load(ordering: .acquiring) }
+    public var isRaised: Bool { raised.load(ordering: .acquiring) }
 
-    func raise() {
+    public func raise() {
         guard !raised.exchange(true, ordering: .acquiringAndReleasing), wakeWrite >= 0 else { return }
         var byte: UInt8 = 1
         // The pipe is empty and nothing else writes it, so this byte fits; were it ever full,
@@ -49,13 +48,13 @@ final class SourceInterrupt: Sendable {
 
     /// Waits until `fd` is readable (or at end of input). Returns false if stop was requested
     /// first.
-    func waitUntilReadable(_ fd: Int32) -> Bool {
+    public func waitUntilReadable(_ fd: Int32) -> Bool {
         poll(fd: fd, timeoutMilliseconds: -1)
     }
 
     /// Sleeps until `deadline` (nanoseconds on `CLOCK_MONOTONIC`). Returns false if stop was
     /// requested first.
-    func sleep(untilMonotonic deadline: Int64) -> Bool {
+    public func sleep(untilMonotonic deadline: Int64) -> Bool {
         while !isRaised {
             let remaining = deadline - MonotonicClock.nanoseconds()
             if remaining <= 0 { return true }
@@ -67,15 +66,24 @@ final class SourceInterrupt: Sendable {
         return false
     }
 
+    /// Polls `descriptors` together with the wake pipe, for at most `timeoutMilliseconds` (-1
+    /// waits as long as it takes). Returns false when stop was requested first, true when one
+    /// of them is ready (see their `revents`) or the time ran out. The corresponding C function
+    /// is `poll`; EINTR is retried.
+    public func poll(_ descriptors: inout [pollfd], timeoutMilliseconds: Int32) throws(SystemError) -> Bool {
+        if isRaised { return false }
+        descriptors.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))
+        defer { descriptors.removeLast() }
+        try systemCall("poll") { Glibc.poll(&descriptors, nfds_t(descriptors.count), timeoutMilliseconds) }
+        return !(descriptors[descriptors.count - 1].revents != 0 || isRaised)
+    }
+
     /// Polls `fd` (ignored when negative) together with the wake pipe. Returns false when the
     /// wake pipe fired or stop was requested.
     private func poll(fd: Int32, timeoutMilliseconds: Int32) -> Bool {
-        var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
-        if isRaised { return false }
+        var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
         // poll fails (past EINTR, which the funnel retries) only for EINVAL/ENOMEM; letting
         // the caller's read(2) or clock check go ahead reports or rides out any real problem.
-        _ = try? systemCall("poll") { Glibc.poll(&fds, nfds_t(fds.count), timeoutMilliseconds) }
-        return !(fds[0].revents != 0 || isRaised)
+        return (try? poll(&fds, timeoutMilliseconds: timeoutMilliseconds)) ?? !isRaised
     }
 }
