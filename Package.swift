@@ -1,9 +1,24 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// One direction of dependency: vtrecord (CLI) → VTRecorder → {VTCapture, VTEncoding, VTOutput}
-// → VTH264 → VTCore → C system libraries. Linux only: V4L2, VA-API and libv4l2 have no other
-// home, so no other platform is declared.
+// The modules and what each may use (one direction; nothing below a module imports it):
+//
+//   vtrecord (CLI: options, presets, commands)
+//     ├─▶ VTRecorder (the pipeline: threads, queue, stop, summary)
+//     │     ├─▶ VTCapture (V4L2, Y4M, test pattern; libyuv, libturbojpeg)
+//     │     ├─▶ VTEncoding (x264, VA-API encode) ─▶ VTVAAPI
+//     │     ├─▶ VTOutput (Annex B, MP4, Matroska, MPEG-TS writers, segments) ─▶ VTFFmpeg
+//     │     └─▶ VTAudio (ALSA, test tone, AAC/Opus/PCM) ──────────────────────▶ VTFFmpeg
+//     └─▶ VTDecoding (libavcodec decode, verify, thumbnails)
+//           ├─▶ VTReading (AssetReader, MP4Layout: files read back) ─▶ VTFFmpeg
+//           └─▶ VTVAAPI (VA-API devices: open, what they encode and decode)
+//
+// Every module rests on VTCore (pictures, times, errors, system calls, sound formats); those
+// that handle H.264 (encoding, output, reading, decoding, VA-API) also on VTH264 (NAL units,
+// parameter sets, Annex B and AVCC), which rests on VTCore alone. At the bottom sit the C
+// libraries, one shim target each; FFmpeg's libraries are loaded on first use through
+// CAVFormat (see its header), which VTFFmpeg wraps. Linux only: V4L2, VA-API and libv4l2 have
+// no other home, so no other platform is declared.
 let package = Package(
     name: "vtrecord",
     products: [
@@ -39,12 +54,15 @@ let package = Package(
         .target(name: "VTCapture",
                 dependencies: ["VTCore", "CYUV", "CV4L2", "CTurboJPEG",
                                .product(name: "Logging", package: "swift-log")]),
+        .target(name: "VTVAAPI", dependencies: ["VTCore", "VTH264", "CVAAPI"]),
         .target(name: "VTEncoding",
-                dependencies: ["VTCore", "VTH264", "CX264", "CVAAPI", "CYUV",
+                dependencies: ["VTCore", "VTH264", "VTVAAPI", "CX264", "CVAAPI", "CYUV",
                                .product(name: "Logging", package: "swift-log")]),
         .target(name: "VTFFmpeg", dependencies: ["CAVFormat"]),
         .target(name: "VTOutput", dependencies: ["VTCore", "VTH264", "CAVFormat", "VTFFmpeg", "CLinux"]),
-        .target(name: "VTDecoding", dependencies: ["VTCore", "VTH264", "CAVFormat", "VTFFmpeg", "VTOutput", "VTEncoding", "CYUV", "CTurboJPEG"]),
+        .target(name: "VTReading", dependencies: ["VTCore", "VTH264", "CAVFormat", "VTFFmpeg"]),
+        .target(name: "VTDecoding",
+                dependencies: ["VTCore", "VTH264", "VTReading", "VTVAAPI", "CAVFormat", "VTFFmpeg", "CYUV", "CTurboJPEG"]),
         .target(name: "VTAudio",
                 dependencies: ["VTCore", "CALSA", "CAVFormat", "VTFFmpeg",
                                .product(name: "Logging", package: "swift-log")]),
@@ -52,7 +70,7 @@ let package = Package(
                 dependencies: ["VTCore", "VTCapture", "VTEncoding", "VTOutput", "VTAudio", "CLinux"]),
         .executableTarget(name: "vtrecord",
                           dependencies: ["VTRecorder", "VTCore", "VTH264", "VTCapture",
-                                         "VTEncoding", "VTOutput", "VTDecoding", "VTAudio",
+                                         "VTEncoding", "VTVAAPI", "VTOutput", "VTReading", "VTDecoding", "VTAudio",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser"),
                                          .product(name: "TOMLKit", package: "TOMLKit")],
                           // The shipped presets (presets/*.toml, linked here) are compiled into
@@ -71,15 +89,16 @@ let package = Package(
         .testTarget(name: "VTCoreTests", dependencies: ["VTCore", "VTTestSupport"]),
         .testTarget(name: "VTH264Tests", dependencies: ["VTH264", "VTCore", "VTTestSupport"]),
         .testTarget(name: "VTCaptureTests",
-                    dependencies: ["VTCapture", "VTCore", "VTTestSupport",
+                    dependencies: ["VTCapture", "VTCore", "VTReading", "VTTestSupport",
                                    .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "VTEncodingTests", dependencies: ["VTEncoding", "VTH264", "VTCore", "VTTestSupport"]),
+        .testTarget(name: "VTEncodingTests", dependencies: ["VTEncoding", "VTVAAPI", "VTH264", "VTCore", "VTTestSupport"]),
         .testTarget(name: "VTOutputTests", dependencies: ["VTOutput", "VTEncoding", "VTH264", "VTCore", "VTTestSupport"]),
         .testTarget(name: "VTAudioTests", dependencies: ["VTAudio", "VTCore"]),
         .testTarget(name: "VTRecorderTests", dependencies: ["VTRecorder", "VTCapture", "VTCore", "VTEncoding", "VTOutput", "VTTestSupport"]),
         // Runs the built binary; depends on it so `swift test` builds it first.
         .testTarget(name: "VTRecordCLITests",
-                    dependencies: ["vtrecord", "VTH264", "VTCapture", "VTCore", "VTDecoding", "VTOutput", "VTTestSupport"]),
+                    dependencies: ["vtrecord", "VTH264", "VTCapture", "VTCore", "VTDecoding", "VTOutput", "VTReading",
+                                   "VTVAAPI", "VTTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,6 @@
 import Foundation
 import VTCore
-import VTOutput
+import VTReading
 
 /// Pictures out of a recording at chosen times (AVFoundation's `AVAssetImageGenerator`): by
 /// default the keyframe at or before each time, which takes one decoded frame; with `exact`,

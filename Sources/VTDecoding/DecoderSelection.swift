@@ -1,6 +1,6 @@
 import VTCore
-import VTEncoding
 import VTH264
+import VTVAAPI
 
 /// `--decoder`: auto uses a VA-API device when one can decode the stream, vaapi requires it,
 /// software never looks for one (as `--encoder` does for encoding).
@@ -66,7 +66,7 @@ public struct DecoderSelection: Sendable, Equatable {
     /// The VA-API profile that decodes the stream, or why none does: VA-API decodes 8-bit 4:2:0
     /// H.264 in Constrained Baseline, Main and High (a Baseline stream without
     /// constraint_set1_flag may use tools only Extended has).
-    static func profile(of format: FormatDescription) -> Result<EncoderSettings.Profile, StreamRefusal> {
+    static func profile(of format: FormatDescription) -> Result<H264Profile, StreamRefusal> {
         guard let nal = format.sequenceParameterSets.first, let sps = try? SequenceParameterSet(nalUnit: nal) else {
             return .failure(StreamRefusal("the stream's SPS does not parse"))
         }

@@ -1,6 +1,6 @@
 import Foundation
 import VTCore
-import VTOutput
+import VTReading
 
 /// What `vtrecord verify` found in one file.
 public struct VerificationReport: Encodable, Sendable {

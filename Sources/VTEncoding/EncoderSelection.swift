@@ -1,6 +1,7 @@
 import CX264
 import Logging
 import VTCore
+import VTVAAPI
 
 /// `--encoder`: VideoToolbox's encoder specification. auto prefers the hardware encoder when it
 /// can do what the settings ask; vaapi requires it; x264 never looks for it.

@@ -1,4 +1,5 @@
 import VTCore
+import VTH264
 
 /// The compression properties a session is created with — VideoToolbox's
 /// `kVTCompressionPropertyKey_*` as one value type. Each maps to an x264 field (and, later, a
@@ -19,11 +20,6 @@ import VTCore
 /// | PixelAspectRatio             | from the source               | `vui.i_sar_width/height`                     |
 /// | (x264 only)                  | `--speed`, `--tune`, `--threads` | `x264_param_default_preset`, `i_threads` |
 public struct EncoderSettings: Sendable, Equatable {
-    public enum Profile: String, Sendable, CaseIterable {
-        /// Constrained Baseline: no B-frames, no CABAC, no 8×8 transform.
-        case baseline, main, high
-    }
-
     public enum Entropy: String, Sendable, CaseIterable { case cabac, cavlc }
 
     /// `--realtime` (VideoToolbox's `kVTCompressionPropertyKey_RealTime`): what happens when
@@ -79,7 +75,7 @@ public struct EncoderSettings: Sendable, Equatable {
     /// x264 preset name (`--speed`).
     public var speed: String = "medium"
     public var tune: String?
-    public var profile: Profile?
+    public var profile: H264Profile?
     /// "3.1", "4", … or nil for automatic.
     public var level: String?
     public var keyFrameInterval: KeyFrameInterval = .seconds(2)

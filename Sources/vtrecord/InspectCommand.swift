@@ -3,6 +3,7 @@ import Foundation
 import VTCore
 import VTH264
 import VTOutput
+import VTReading
 import VTRecorder
 
 struct Inspect: ParsableCommand {

@@ -3,6 +3,7 @@ import VTCapture
 import VTCore
 import VTDecoding
 import VTEncoding
+import VTH264
 import VTOutput
 
 /// `--size 1280x720`.
@@ -100,7 +101,7 @@ struct LevelArgument: ExpressibleByArgument {
     }
 }
 
-extension EncoderSettings.Profile: ExpressibleByArgument {}
+extension H264Profile: ExpressibleByArgument {}
 extension EncoderSettings.Entropy: ExpressibleByArgument {}
 extension EncoderSettings.RateControl: ExpressibleByArgument {}
 

@@ -4,6 +4,7 @@ import Logging
 import VTCapture
 import VTCore
 import VTEncoding
+import VTH264
 import VTOutput
 import VTRecorder
 
@@ -217,7 +218,7 @@ struct EncoderOptions: ParsableArguments {
     var tune: String?
 
     @Option(name: .long, help: "H.264 profile (baseline means Constrained Baseline).")
-    var profile: EncoderSettings.Profile?
+    var profile: H264Profile?
 
     @Option(name: .long, help: ArgumentHelp("H.264 level: 3.1, 4, 4.1 … or auto.", valueName: "level"))
     var level: LevelArgument?

@@ -4,6 +4,7 @@ import VTCore
 import VTEncoding
 import VTH264
 import VTOutput
+import VTReading
 
 /// `vtrecord remux IN -o OUT`: the same access units in another container, without encoding.
 struct Remux: ParsableCommand {

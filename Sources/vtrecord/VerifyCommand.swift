@@ -3,6 +3,7 @@ import Foundation
 import VTCore
 import VTDecoding
 import VTOutput
+import VTReading
 import VTRecorder
 
 /// `vtrecord verify FILE…`: decodes every frame and says whether each file is whole.

@@ -1,6 +1,8 @@
 import CVAAPI
 import Testing
 import VTCore
+import VTH264
+@testable import VTVAAPI
 @testable import VTEncoding
 
 /// How the VA-API session's choices follow from a device's capabilities and the settings.
@@ -13,9 +15,9 @@ import VTCore
                                      maxReferencesL0: 4, maxReferencesL1: l1, maxSlices: 1, qualityLevels: quality)
     }
 
-    private func device(_ profiles: [EncoderSettings.Profile: [VAAPICapabilities.Entrypoint]]) -> VAAPICapabilities {
+    private func device(_ profiles: [H264Profile: [VAAPICapabilities.Entrypoint]]) -> VAAPICapabilities {
         VAAPICapabilities(device: "/dev/dri/renderD128", vendor: "test", apiVersion: "1.17",
-                          profiles: EncoderSettings.Profile.allCases.compactMap { name in
+                          profiles: H264Profile.allCases.compactMap { name in
                               profiles[name].map { VAAPICapabilities.Profile(name: name, entrypoints: $0) }
                           })
     }

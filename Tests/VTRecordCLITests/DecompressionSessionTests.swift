@@ -4,6 +4,7 @@ import VTCore
 import VTDecoding
 import VTH264
 import VTOutput
+import VTReading
 import VTTestSupport
 
 /// The software `DecompressionSession` against FFmpeg's own decoding of the same files: every

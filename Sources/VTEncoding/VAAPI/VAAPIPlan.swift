@@ -1,5 +1,7 @@
 import CVAAPI
 import VTCore
+import VTH264
+import VTVAAPI
 
 /// Why a VA-API device cannot encode what was asked (exit 4 with `--encoder vaapi`; a fallback
 /// to x264 with `--encoder auto`).
@@ -15,7 +17,7 @@ public struct VAAPIUnusable: Error, Sendable, CustomStringConvertible {
 public struct VAAPIPlan: Sendable {
     public var device: String
     public var vendor: String
-    public var profile: EncoderSettings.Profile
+    public var profile: H264Profile
     public var entrypoint: VAAPICapabilities.EntrypointKind
     public var rateControl: VAAPICapabilities.RateControlMode
     /// The constant quantiser of P-pictures in CQP mode (I: 3 less; B: 2 more, as x264's --qp).

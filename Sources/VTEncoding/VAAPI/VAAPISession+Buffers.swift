@@ -1,6 +1,7 @@
 import CVAAPI
 import VTCore
 import VTH264
+import VTVAAPI
 
 /// The buffers each picture is handed to the driver with: sequence, picture and slice
 /// parameters, packed headers, and the misc parameters of rate control. Every value comes from

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import VTCore
 import VTH264
+import VTVAAPI
 
 /// The hardware encoder: H.264 through VA-API behind the `CompressionSession` contract.
 ///

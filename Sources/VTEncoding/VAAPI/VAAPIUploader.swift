@@ -2,6 +2,7 @@ import CVAAPI
 import CYUV
 import Logging
 import VTCore
+import VTVAAPI
 
 /// Puts pictures into a driver's NV12 surfaces: by mapping the surface itself (vaDeriveImage)
 /// where the driver allows it, else by writing an image of our own and copying it over

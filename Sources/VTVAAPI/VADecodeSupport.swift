@@ -1,5 +1,6 @@
 import CVAAPI
 import VTCore
+import VTH264
 
 /// What a VA-API device can decode of H.264: each profile it offers a decode entrypoint
 /// (VAEntrypointVLD) for with 4:2:0 surfaces, and the largest picture it takes. `--decoder auto`
@@ -10,7 +11,7 @@ public struct VADecodeSupport: Sendable {
     public let device: String
     public let vendor: String
     /// The profiles the device decodes, with the largest picture (nil: the driver does not say).
-    public let profiles: [EncoderSettings.Profile: FrameSize?]
+    public let profiles: [H264Profile: FrameSize?]
 
     /// Opens and probes `path`.
     public init(path: String) throws(VAAPIFailure) {
@@ -24,9 +25,9 @@ public struct VADecodeSupport: Sendable {
     public static func renderNodes() -> [String] { VADevice.renderNodes() }
 
     /// Why the device cannot decode `profile` at `width`×`height`, or nil when it can.
-    public func refusal(profile: EncoderSettings.Profile, width: Int, height: Int) -> String? {
+    public func refusal(profile: H264Profile, width: Int, height: Int) -> String? {
         guard let limit = profiles[profile] else {
-            let offered = EncoderSettings.Profile.allCases.filter { profiles[$0] != nil }.map(\.streamName)
+            let offered = H264Profile.allCases.filter { profiles[$0] != nil }.map(\.streamName)
             return "\(device) does not decode H.264 \(profile.streamName)"
                 + (offered.isEmpty ? " (it decodes no H.264)" : " (it decodes \(offered.joined(separator: ", ")))")
         }
@@ -39,13 +40,13 @@ public struct VADecodeSupport: Sendable {
 
 extension VADevice {
     /// H.264 profiles with a decode entrypoint and 4:2:0 surfaces, with the largest picture.
-    func decodeProfiles() -> [EncoderSettings.Profile: FrameSize?] {
+    package func decodeProfiles() -> [H264Profile: FrameSize?] {
         var count = vaMaxNumProfiles(display)
         var offered = [VAProfile](repeating: VAProfileNone, count: Int(max(count, 1)))
         guard vaQueryConfigProfiles(display, &offered, &count) == VA_STATUS_SUCCESS else { return [:] }
         let available = Set(offered.prefix(Int(count)).map(\.rawValue))
-        var found: [EncoderSettings.Profile: FrameSize?] = [:]
-        for profile in EncoderSettings.Profile.allCases where available.contains(profile.vaProfile.rawValue) {
+        var found: [H264Profile: FrameSize?] = [:]
+        for profile in H264Profile.allCases where available.contains(profile.vaProfile.rawValue) {
             var entryCount = vaMaxNumEntrypoints(display)
             var entrypoints = [VAEntrypoint](repeating: VAEntrypoint(0), count: Int(max(entryCount, 1)))
             guard vaQueryConfigEntrypoints(display, profile.vaProfile, &entrypoints, &entryCount) == VA_STATUS_SUCCESS,
@@ -62,16 +63,5 @@ extension VADevice {
             found.updateValue(known ? FrameSize(width: Int(width), height: Int(height)) : nil, forKey: profile)
         }
         return found
-    }
-}
-
-extension EncoderSettings.Profile {
-    /// The profile as H.264 names it.
-    public var streamName: String {
-        switch self {
-        case .baseline: "Constrained Baseline"
-        case .main: "Main"
-        case .high: "High"
-        }
     }
 }

@@ -1,6 +1,7 @@
 import CVAAPI
 import Foundation
 import VTCore
+import VTH264
 
 /// Why VA-API could not be used, or stopped working, each said in one line.
 public enum VAAPIFailure: Error, Sendable, Equatable, CustomStringConvertible {
@@ -44,19 +45,19 @@ public enum VAAPIFailure: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 /// Checks a libva status.
-func vaCheck(_ status: VAStatus, _ call: @autoclosure () -> String) throws(VAAPIFailure) {
+package func vaCheck(_ status: VAStatus, _ call: @autoclosure () -> String) throws(VAAPIFailure) {
     guard status == VA_STATUS_SUCCESS else { throw .call(call(), status: status) }
 }
 
 /// An initialised VA-API display on a DRM render node (`/dev/dri/renderD128`).
-final class VADevice {
-    let path: String
-    let display: VADisplay
-    let vendor: String
-    let apiVersion: String
+package final class VADevice {
+    package let path: String
+    package let display: VADisplay
+    package let vendor: String
+    package let apiVersion: String
     private let fd: Int32
 
-    init(path: String) throws(VAAPIFailure) {
+    package init(path: String) throws(VAAPIFailure) {
         let fd: Int32
         do {
             fd = try systemCall("open") { open(path, O_RDWR | O_CLOEXEC) }
@@ -91,13 +92,13 @@ final class VADevice {
     }
 
     /// The render nodes of this machine, in name order.
-    static func renderNodes(directory: String = "/dev/dri") -> [String] {
+    package static func renderNodes(directory: String = "/dev/dri") -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         return names.filter { $0.hasPrefix("renderD") }.sorted().map { "\(directory)/\($0)" }
     }
 
     /// What the driver offers for H.264 encoding.
-    func capabilities() -> VAAPICapabilities {
+    package func capabilities() -> VAAPICapabilities {
         var profiles: [VAAPICapabilities.Profile] = []
         var count = vaMaxNumProfiles(display)
         var offered = [VAProfile](repeating: VAProfileNone, count: Int(max(count, 1)))
@@ -105,7 +106,7 @@ final class VADevice {
             return VAAPICapabilities(device: path, vendor: vendor, apiVersion: apiVersion, profiles: [])
         }
         let available = Set(offered.prefix(Int(count)).map(\.rawValue))
-        for profile in EncoderSettings.Profile.allCases {
+        for profile in H264Profile.allCases {
             let vaProfile = profile.vaProfile
             guard available.contains(vaProfile.rawValue) else { continue }
             var entryCount = vaMaxNumEntrypoints(display)
@@ -154,8 +155,8 @@ final class VADevice {
     }
 }
 
-extension EncoderSettings.Profile {
-    var vaProfile: VAProfile {
+extension H264Profile {
+    package var vaProfile: VAProfile {
         switch self {
         case .baseline: VAProfileH264ConstrainedBaseline
         case .main: VAProfileH264Main

@@ -1,5 +1,6 @@
 import CVAAPI
 import VTCore
+import VTH264
 
 /// What one VA-API device offers for H.264 encoding: per profile, the encode entrypoints and
 /// their attributes. `vtrecord encoders` prints it; `VAAPIPlan` decides from it.
@@ -10,7 +11,7 @@ public struct VAAPICapabilities: Sendable {
         case encSlice = "EncSlice"
         case encSliceLP = "EncSliceLP"
 
-        init?(_ entrypoint: VAEntrypoint) {
+        package init?(_ entrypoint: VAEntrypoint) {
             switch entrypoint {
             case VAEntrypointEncSlice: self = .encSlice
             case VAEntrypointEncSliceLP: self = .encSliceLP
@@ -18,7 +19,7 @@ public struct VAAPICapabilities: Sendable {
             }
         }
 
-        var vaEntrypoint: VAEntrypoint {
+        package var vaEntrypoint: VAEntrypoint {
             switch self {
             case .encSlice: VAEntrypointEncSlice
             case .encSliceLP: VAEntrypointEncSliceLP
@@ -75,7 +76,7 @@ public struct VAAPICapabilities: Sendable {
     }
 
     public struct Profile: Sendable, Encodable {
-        public var name: EncoderSettings.Profile
+        public var name: H264Profile
         public var entrypoints: [Entrypoint]
 
         enum CodingKeys: String, CodingKey { case name = "profile", entrypoints }
@@ -93,7 +94,7 @@ public struct VAAPICapabilities: Sendable {
         /// Intel's intelligent constant quality: what `--rate-control crf` maps to.
         case icq
 
-        var vaBit: UInt32 {
+        package var vaBit: UInt32 {
             switch self {
             case .cqp: UInt32(VA_RC_CQP)
             case .cbr: UInt32(VA_RC_CBR)
@@ -103,7 +104,7 @@ public struct VAAPICapabilities: Sendable {
         }
 
         /// The `--rate-control` value that selects this mode.
-        var optionName: String { self == .icq ? "crf" : rawValue }
+        package var optionName: String { self == .icq ? "crf" : rawValue }
     }
 
     public var device: String
@@ -114,7 +115,7 @@ public struct VAAPICapabilities: Sendable {
 
     public var offersEncoding: Bool { !profiles.isEmpty }
 
-    public func profile(_ name: EncoderSettings.Profile) -> Profile? {
+    public func profile(_ name: H264Profile) -> Profile? {
         profiles.first { $0.name == name }
     }
 }
