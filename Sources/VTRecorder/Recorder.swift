@@ -58,26 +58,15 @@ public final class Recorder {
     private let makeSession: SessionFactory
     private let makeOutput: OutputFactory
     private let realTime: EncoderSettings.RealTimeMode
-    /// `--realtime adaptive` with a session that has speeds to step between.
-    private var speedControl: SpeedController?
-    private var speedSteps: [String] = []
-    /// When the last picture went into the encoder: the end of the time the speeds are
-    /// counted over (the drain and the file's finishing come after).
-    private var encodingEnded: Int64?
-    /// Says what the recording could not do as asked (no speeds to adapt with).
-    private let notice: (String) -> Void
     private let limits: RecordingLimits
     private let retiming: FrameRate?
     /// `--timing cfr`: the grid's rate; nil encodes every frame once at its own time.
     private let timing: FrameRate?
     private let timestamps: TimestampLog?
-    private let progress: ProgressReporter?
-    /// `--snapshot`: takes each frame it wants once the frame has been encoded.
-    private let stills: StillTaker?
     /// `--audio`: the sound, written beside the picture.
-    private let audio: AudioRecorder?
-    /// The latest presentation time written and the frame after it: where the picture ends.
-    private var pictureEnd: MediaTime?
+    private let sound: SoundInterleaver?
+    /// What runs beside the pipeline (stills, speed control, the status line), in order.
+    private var stages: [any RecordingStage] = []
 
     private var session: (any CompressionSession)?
     private var output: (any MediaOutput)?
@@ -120,7 +109,8 @@ public final class Recorder {
                 makeSession: @escaping SessionFactory, makeOutput: @escaping OutputFactory) {
         precondition(timing == nil || depth.holdsGridFrame, "a constant-rate grid holds a frame the depth must count")
         precondition(stills == nil || depth.holdsStill, "a still taker holds a frame the depth must count")
-        self.control = RecordingControl(source: source, depth: depth)
+        let control = RecordingControl(source: source, depth: depth)
+        self.control = control
         self.source = source
         self.makeOutput = makeOutput
         self.realTime = realTime
@@ -128,11 +118,18 @@ public final class Recorder {
         self.retiming = retiming
         self.timing = timing
         self.timestamps = timestamps
-        self.progress = progress
-        self.stills = stills
-        self.audio = audio
-        self.notice = notice
         self.makeSession = makeSession
+        let frameDuration = (retiming ?? source.format.frameRate).frameDuration
+        sound = audio.map { SoundInterleaver($0, frameDuration: frameDuration) }
+        var speed: SpeedControlStage?
+        if realTime == .adaptive {
+            speed = SpeedControlStage(control: control, frameInterval: frameDuration.seconds, notice: notice)
+        }
+        let status = progress.map { reporter in
+            ProgressStage(reporter) { [unowned self] in progressCounters(speed: speed?.current) }
+        }
+        let optional: [(any RecordingStage)?] = [stills, speed, status]
+        stages = optional.compactMap { $0 }
     }
 
     /// Pictures handed to the encoder that have not come out of it.
@@ -161,24 +158,27 @@ public final class Recorder {
             resolved = session.resolvedSettings
             decodeTimes = DecodeTimes(delay: session.reorderDelay,
                                       frameDuration: frameDuration)
-            if realTime == .adaptive { try startSpeedControl(session) }
+            for stage in stages { try stage.prepared(session) }
             if control.isStopRequested {
                 // Stopped while the source was opening: there is nothing to record.
                 reason = .signal
                 try timestamps?.close()
             } else {
                 try control.whileWriting({ output = try makeOutput() }, unusedFile: { output?.unusedFile })
-                audio?.start { [control] error in control.fail(error) }
+                sound?.audio.start { [control] error in control.fail(error) }
                 startCaptureThread()
                 reason = try timing.map { try encodeOnGrid(ConstantRateGrid(rate: $0), session) } ?? encodeEach(session)
-                encodingEnded = MonotonicClock.nanoseconds()
                 // Capture is over: the camera is given back before the encoder drains.
                 finishCapture()
                 let captureFailed = control.captureFailure != nil
                 try session.completeFrames()
                 try timestamps?.close()
-                if let output, let audio {
-                    try finishSound(audio, output)
+                if let output, let sound {
+                    try sound.finish { packets in
+                        try control.whileWriting({ () throws(OutputError) in
+                            for packet in packets { try output.writeAudio(packet) }
+                        }, unusedFile: { output.unusedFile })
+                    }
                 }
                 if let output {
                     try control.whileWriting({ () throws(OutputError) in
@@ -192,8 +192,8 @@ public final class Recorder {
             reason = .error
             control.stopCapture()
         }
-        stills?.finish()
-        audio?.cancel()
+        for stage in stages { stage.finish() }
+        sound?.audio.cancel()
         finishCapture()
         // Every run, clean or failed, hands the encoder back here, once: x264 joins its
         // threads, a VA-API device gets its context and surfaces back. The process may exit
@@ -206,7 +206,6 @@ public final class Recorder {
         if !outputFinished, let output {
             control.whileWriting({ output.abandon() }, unusedFile: { nil })
         }
-        progress?.finish()
         return result(reason: reason, failure: failure, encoder: encoderName, settings: resolved,
                       elapsed: started.duration(to: .now))
     }
@@ -224,13 +223,8 @@ public final class Recorder {
         statistics.framesDroppedTiming = framesDroppedTiming
         statistics.latency = latency
         statistics.longestCaptureHandoff = control.longestHandoffMilliseconds
-        statistics.stills = stills?.statistics
-        statistics.audio = audio?.summary
-        if let speedControl {
-            statistics.speed = SpeedStatistics(steps: speedSteps, current: speedControl.step, changes: speedControl.changes,
-                                               seconds: speedControl.seconds(until: encodingEnded ?? MonotonicClock.nanoseconds()),
-                                               history: speedControl.history.map { (Double($0.at) / 1e9, $0.step) })
-        }
+        statistics.audio = sound?.audio.summary
+        for stage in stages { stage.report(into: &statistics) }
         statistics.source = source.statistics
         statistics.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return RecordingResult(statistics: statistics, stopReason: reason, encoder: encoder,
@@ -263,7 +257,7 @@ public final class Recorder {
             guard limitHit == nil else { continue }
             try submit(frame.buffer, pts: frame.pts, shownAt: frame.pts, captureTime: frame.captureTime,
                        keyFrame: frame.isDiscontinuity, session: session)
-            if let stills, limitHit == nil { stills.offer(frame) }
+            if limitHit == nil { encoded(frame) }
         }
         return stopReason()
     }
@@ -277,14 +271,20 @@ public final class Recorder {
             if let emission = grid.add(frame) {
                 framesDroppedTiming = grid.framesDisplaced
                 try encode(emission, grid: grid, session: session)
-                if let stills, limitHit == nil { stills.offer(emission.frame) }
+                if limitHit == nil { encoded(emission.frame) }
             }
         }
         if limitHit == nil, let last = grid.finish() {
             try encode(last, grid: grid, session: session)
-            if let stills, limitHit == nil { stills.offer(last.frame) }
+            if limitHit == nil { encoded(last.frame) }
         }
         return stopReason()
+    }
+
+    /// The encoder is done with `frame`: the stages see it, and one may keep it.
+    private func encoded(_ frame: consuming CapturedFrame) {
+        var done: CapturedFrame? = consume frame
+        for stage in stages { stage.encoded(&done) }
     }
 
     private func stopReason() -> StopReason {
@@ -322,11 +322,7 @@ public final class Recorder {
             return
         }
         let token = FrameToken(nextToken)
-        if nextToken == 0, let audio {
-            // The picture's 0 on the clock the sound is stamped with.
-            let ptsNanoseconds = pts.ticks(since: .zero, timescale: 1_000_000_000)
-            audio.setOrigin((captureTime ?? MonotonicClock.nanoseconds()) - ptsNanoseconds)
-        }
+        if nextToken == 0 { sound?.firstPicture(pts: pts, captureTime: captureTime) }
         nextToken += 1
         try timestamps?.record(shownAt)
         // A segment starts with a keyframe carrying SPS/PPS, so each file plays alone.
@@ -336,7 +332,10 @@ public final class Recorder {
         let encodeStarted = MonotonicClock.nanoseconds()
         try session.encode(buffer, pts: pts, forceKeyFrame: keyFrame || outputWantsKey, token: token)
         framesSubmitted += 1
-        if speedControl != nil { try adaptSpeed(session, encodeStarted: encodeStarted) }
+        for stage in stages {
+            try stage.submitted(RecordingSubmission(session: session, encodeStarted: encodeStarted,
+                                                    framesSubmitted: framesSubmitted, framesInEncoder: framesInEncoder))
+        }
     }
 
     private func limitReached(at pts: MediaTime) -> StopReason? {
@@ -365,82 +364,20 @@ public final class Recorder {
                 outputFormat = format
             }
             try output.write(frame)
-            if let audio { try writeSound(audio, output, through: frame) }
+            try sound?.frameWritten(frame, to: output)
         }, unusedFile: { output.unusedFile })
-        guard let progress else { return }
         let written = output.statistics
-        progress.frameWritten(count: written.frames, bytes: written.bytes) {
-            let source = self.source.statistics
-            let sound = self.audio?.liveStatus
-            return ProgressReporter.Counters(captured: control.framesCaptured, droppedQueue: control.droppedAtQueue,
-                                             droppedDriver: source.droppedBySource, bad: source.badFrames,
-                                             duplicated: framesDuplicated, soundGaps: sound?.gaps ?? 0,
-                                             soundOverruns: sound?.overruns ?? 0, soundGone: sound?.gone ?? false,
-                                             speed: self.currentSpeed)
-        }
-    }
-}
-
-extension Recorder {
-    /// `--realtime adaptive`: the controller, if the session has speeds to step between, and
-    /// the session at the controller's first step.
-    private func startSpeedControl(_ session: any CompressionSession) throws(EncoderError) {
-        speedSteps = session.speedSteps
-        guard speedSteps.count > 1 else {
-            let reason = speedSteps.isEmpty ? "\(session.encoderName) cannot change its speed while it runs here"
-                : "\(session.encoderName) has nothing faster than \(speedSteps[0])"
-            notice("--realtime adaptive: \(reason); frames are dropped at the queue if it falls behind")
-            return
-        }
-        let control = SpeedController(steps: speedSteps.count,
-                                      frameInterval: frameDuration.seconds,
-                                      cores: Self.usableCores(),
-                                      newEncoderFrom: session.newEncoderFromSpeedStep)
-        try session.setSpeedStep(control.step)
-        speedControl = control
+        for stage in stages { stage.written(written) }
     }
 
-    /// The cores the process may run on (as x264 counts them for its threads), else those online.
-    static func usableCores() -> Int {
-        let allowed = Int(vt_usable_cores())
-        return allowed > 0 ? allowed : max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
-    }
-
-    /// After each picture handed to the encoder: the controller's measurements, and the change
-    /// of speed it asks for.
-    private func adaptSpeed(_ session: any CompressionSession, encodeStarted: Int64) throws {
-        let now = MonotonicClock.nanoseconds()
-        let observation = SpeedController.Observation(
-            now: now, encodeNanoseconds: now - encodeStarted, waiting: control.queue.waiting,
-            dropped: control.droppedAtQueue, cpuNanoseconds: MonotonicClock.cpuNanoseconds(),
-            encoderStarted: framesSubmitted > framesInEncoder && !session.speedChangePending)
-        guard let step = speedControl?.observe(observation) else { return }
-        try session.setSpeedStep(step)
-    }
-
-    /// The speed the encoder runs at now, for the status line; nil when it does not adapt.
-    var currentSpeed: String? { speedControl.map { speedSteps[$0.step] } }
-
-    /// After each frame: the sound up to the latest presentation time written, so the two are
-    /// interleaved in the file (and a segment's file gets the sound up to its last picture);
-    /// and the sound source is told how far the picture has come.
-    private func writeSound(_ audio: AudioRecorder, _ output: any MediaOutput, through frame: EncodedFrame) throws(OutputError) {
-        let duration = frameDuration
-        let frameEnd = frame.pts + duration
-        if pictureEnd.map({ frameEnd > $0 }) ?? true { pictureEnd = frameEnd }
-        let latest = (pictureEnd ?? frameEnd).ticks(since: duration, timescale: Int32(audio.format.sampleRate))
-        audio.pictureWritten(upTo: Double(latest) / Double(audio.format.sampleRate))
-        for packet in audio.packets(through: latest) {
-            try output.writeAudio(packet)
-        }
-    }
-
-    /// At a clean end, once every frame is written: the sound to the picture's end, all of it.
-    private func finishSound(_ audio: AudioRecorder, _ output: any MediaOutput) throws {
-        let end = pictureEnd?.seconds ?? 0
-        let rest = try audio.finish(atSeconds: end)
-        try control.whileWriting({ () throws(OutputError) in
-            for packet in rest { try output.writeAudio(packet) }
-        }, unusedFile: { output.unusedFile })
+    /// What the status line shows beside the frames written.
+    private func progressCounters(speed: String?) -> ProgressReporter.Counters {
+        let source = source.statistics
+        let sound = sound?.audio.liveStatus
+        return ProgressReporter.Counters(captured: control.framesCaptured, droppedQueue: control.droppedAtQueue,
+                                         droppedDriver: source.droppedBySource, bad: source.badFrames,
+                                         duplicated: framesDuplicated, soundGaps: sound?.gaps ?? 0,
+                                         soundOverruns: sound?.overruns ?? 0, soundGone: sound?.gone ?? false,
+                                         speed: speed)
     }
 }
