@@ -6,7 +6,7 @@ import VTH264
 ///
 /// One write(2) per access unit, so the file always ends at its last complete access unit; a
 /// regular file is cut back to that point after a failed write.
-public final class AnnexBWriter: MediaOutput {
+public final class AnnexBWriter: SingleFileOutput {
     public let file: OutputFile
     public private(set) var statistics = OutputStatistics()
 
@@ -20,8 +20,7 @@ public final class AnnexBWriter: MediaOutput {
     }
 
     public var path: String { file.path }
-    public var paths: [String] { [file.path] }
-    public var unusedFile: String? { file.isUnused ? file.path : nil }
+    public var holdsNothing: Bool { true }
 
     /// A raw stream has no header of its own: the parameter sets go before each keyframe.
     public func writeHeader(_ format: FormatDescription) throws(OutputError) {
@@ -53,13 +52,7 @@ public final class AnnexBWriter: MediaOutput {
         if frame.isKeyFrame { statistics.keyFrames += 1 }
     }
 
-    public func finish(keepEmpty: Bool) throws(OutputError) {
-        if !keepEmpty && file.removeIfUnused() { return }
-        try file.close()
-    }
-
-    public func abandon() {
-        // What a failed close would report no longer changes anything.
-        if !file.removeIfUnused() { try? file.close() }
-    }
+    /// Every access unit went out as it was written.
+    public func complete() {}
+    public func salvage() {}
 }

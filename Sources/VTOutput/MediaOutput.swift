@@ -72,3 +72,36 @@ extension MediaOutput {
     public func requiresKeyFrame(for token: FrameToken, at pts: MediaTime) -> Bool { false }
     public var finalized: Bool? { nil }
 }
+
+/// An output that writes one file (or standard output): what every such writer shares, how a
+/// clean end and an end after a failure treat the file, is written here once. A file that
+/// holds no frame is removed unless asked to keep it; after a failure it is removed, or else
+/// left as far as the writer got.
+public protocol SingleFileOutput: MediaOutput {
+    var file: OutputFile { get }
+    /// Nothing is held back for the file (a fragment, a cluster, a muxer's buffer): with the
+    /// file itself unused, the output holds no frame.
+    var holdsNothing: Bool { get }
+    /// Writes what a clean end completes (what is held back, a trailer, an index), before the
+    /// file is closed.
+    func complete() throws(OutputError)
+    /// After a failure: writes what is held back if the medium still takes it; never throws.
+    func salvage()
+}
+
+extension SingleFileOutput {
+    public var paths: [String] { [file.path] }
+    public var unusedFile: String? { file.isUnused && holdsNothing ? file.path : nil }
+
+    public func finish(keepEmpty: Bool) throws(OutputError) {
+        if !keepEmpty && unusedFile != nil && file.removeIfUnused() { return }
+        try complete()
+        try file.close()
+    }
+
+    public func abandon() {
+        salvage()
+        // What a failed close would report no longer changes anything.
+        if !file.removeIfUnused() { try? file.close() }
+    }
+}

@@ -15,7 +15,7 @@ import VTH264
 /// Presentation times start at 0 in each file. With B-frames the first decode times are then
 /// below 0: they are carried modulo 2^33, as the format's 33-bit clock wraps anyway
 /// (libavformat would otherwise shift the whole file by the B-frame lead).
-public final class TransportStreamWriter: MediaOutput {
+public final class TransportStreamWriter: SingleFileOutput {
     public struct Options: Sendable {
         public var frameRate: FrameRate
         public var metadata: ContainerMetadata
@@ -70,8 +70,8 @@ public final class TransportStreamWriter: MediaOutput {
 
     deinit { release() }
 
-    public var paths: [String] { [file.path] }
-    public var unusedFile: String? { file.isUnused && framesGiven == 0 ? file.path : nil }
+    /// The muxer is opened with the first frame.
+    public var holdsNothing: Bool { framesGiven == 0 }
 
     public func writeHeader(_ format: FormatDescription) throws(OutputError) {
         guard format != self.format else { return }
@@ -125,24 +125,18 @@ public final class TransportStreamWriter: MediaOutput {
         statistics.bytes = file.endOffset
     }
 
-    public func finish(keepEmpty: Bool) throws(OutputError) {
-        if !keepEmpty && unusedFile != nil {
-            release()
-            if file.removeIfUnused() { return }
-        }
+    public func complete() throws(OutputError) {
         if let context {
             try check(vt_av_write_trailer(context), "finish the file")
         }
         release()
         statistics.bytes = file.endOffset
-        try file.close()
     }
 
-    public func abandon() {
+    public func salvage() {
         // What the muxer still holds goes out if the medium takes it.
         if let io = context?.pointee.pb { vt_avio_flush(io) }
         release()
-        if !file.removeIfUnused() { try? file.close() }
     }
 
     /// Sets up the muxer for the stream `format` describes and writes the file's header.

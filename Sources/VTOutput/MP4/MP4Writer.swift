@@ -28,7 +28,7 @@ import VTH264
 /// the pictures of the same instant: an encoder's priming is skipped, sound that starts late
 /// begins with an empty edit. The first fragment holds the file's header, which says where
 /// the sound starts, so it waits (a few seconds at most) for the sound to reach the pictures.
-public final class MP4Writer: MediaOutput {
+public final class MP4Writer: SingleFileOutput {
     public struct Options: Sendable {
         /// The nominal frame rate: the last frame's duration, and the timescale when the
         /// source's own times are not used.
@@ -122,9 +122,8 @@ public final class MP4Writer: MediaOutput {
     }
 
     public var path: String { file.path }
-    public var paths: [String] { [file.path] }
     /// Only a file with no frame at all, written or waiting for its fragment.
-    public var unusedFile: String? { file.isUnused && pending.isEmpty ? file.path : nil }
+    public var holdsNothing: Bool { pending.isEmpty }
     public var finalized: Bool? { isFinalized }
     /// Whether a clean end can finalize this file (standard output and pipes cannot be).
     public var canFinalize: Bool { file.isRegularFile && file.path != "-" && !options.keepFragmented }
@@ -176,18 +175,15 @@ public final class MP4Writer: MediaOutput {
         lastPresentationTime = max(lastPresentationTime, presentation)
     }
 
-    public func finish(keepEmpty: Bool) throws(OutputError) {
-        if !keepEmpty && unusedFile != nil && file.removeIfUnused() { return }
+    public func complete() throws(OutputError) {
         if hasPending { try writeFragment(endingAt: lastDecodeTime + frameTicks) }
         if canFinalize, fragmentedMovieOffset != nil { try finalize() }
-        try file.close()
     }
 
-    public func abandon() {
+    public func salvage() {
         // The frames and sound waiting for their fragment are written if the medium still takes
         // them; what was written stays a fragmented MP4 that plays.
         if hasPending { try? writeFragment(endingAt: lastDecodeTime + frameTicks) }
-        if !file.removeIfUnused() { try? file.close() }
     }
 
     private var hasPending: Bool { !pending.isEmpty || sound?.pending.isEmpty == false }

@@ -26,7 +26,7 @@ import VTH264
 /// distance (FFmpeg's muxer does the same). At a clean end on a regular file the Cues
 /// (one point per keyframe) are appended and the Segment size, SeekHead and Duration filled in;
 /// each of those writes leaves a valid file.
-public final class MatroskaWriter: MediaOutput {
+public final class MatroskaWriter: SingleFileOutput {
     public struct Options: Sendable {
         /// The nominal frame rate: the track's default duration and the last frame's.
         public var frameRate: FrameRate
@@ -126,8 +126,7 @@ public final class MatroskaWriter: MediaOutput {
         }
     }
 
-    public var paths: [String] { [file.path] }
-    public var unusedFile: String? { file.isUnused && clusterBlocks == 0 ? file.path : nil }
+    public var holdsNothing: Bool { clusterBlocks == 0 }
     /// Its Cues and Duration were written at a clean end.
     public var finalized: Bool? { isFinalized }
     private var canFinalize: Bool { file.isRegularFile && file.path != "-" }
@@ -146,13 +145,8 @@ public final class MatroskaWriter: MediaOutput {
         guard time >= 0 else { return }
         if clusterBlocks > 0, Int16(exactly: time - clusterTime) == nil { try writeCluster() }
         if clusterBlocks == 0 { openCluster(at: time, decode: clusterFirstDecode, keyFrame: false) }
-        cluster.id(MatroskaID.simpleBlock)
-        cluster.size(UInt64(4 + packet.data.count))
-        cluster.byte(0x82)  // track 2
-        withUnsafeBytes(of: Int16(time - clusterTime).bigEndian) { cluster.append($0) }
-        cluster.byte(0x80)  // every sound packet can be decoded on its own
-        cluster.append(packet.data)
-        clusterBlocks += 1
+        // Every sound packet can be decoded on its own.
+        appendSimpleBlock(track: 2, at: time, keyFrame: true, packet.data)
         let packetEnd = MediaTime(value: packet.end, timescale: rate).ticks(since: origin, timescale: Self.unitsPerSecond) + shift
         end = max(end, packetEnd)
     }
@@ -180,31 +174,33 @@ public final class MatroskaWriter: MediaOutput {
             clusterFirstDecode = decode
         }
 
-        let extra = frame.isKeyFrame ? parameterSets.inBand : []
-        cluster.id(MatroskaID.simpleBlock)
-        cluster.size(UInt64(4 + extra.count + frame.data.count))
-        cluster.byte(0x81)  // track 1, as an EBML size
-        withUnsafeBytes(of: Int16(presentation - clusterTime).bigEndian) { cluster.append($0) }
-        cluster.byte(frame.isKeyFrame ? 0x80 : 0x00)
-        cluster.append(extra)
-        cluster.append(frame.data)
+        appendSimpleBlock(track: 1, at: presentation, keyFrame: frame.isKeyFrame,
+                          frame.isKeyFrame ? parameterSets.inBand : [], frame.data)
         clusterFrames += 1
-        clusterBlocks += 1
         if frame.isKeyFrame { clusterKeyFrames += 1 }
         end = max(end, presentation + frameUnits)
     }
 
-    public func finish(keepEmpty: Bool) throws(OutputError) {
-        if !keepEmpty && unusedFile != nil && file.removeIfUnused() { return }
+    public func complete() throws(OutputError) {
         if clusterBlocks > 0 { try writeCluster() }
         if canFinalize, layout != nil { try finalize() }
-        try file.close()
     }
 
-    public func abandon() {
+    public func salvage() {
         // The open cluster goes out if the medium still takes it; no index is written.
         if clusterBlocks > 0 { try? writeCluster() }
-        if !file.removeIfUnused() { try? file.close() }
+    }
+
+    /// One SimpleBlock in the open cluster: the track number (as an EBML size), the time from
+    /// the cluster's start, the keyframe flag, then the data, in parts.
+    private func appendSimpleBlock(track: UInt8, at time: Int64, keyFrame: Bool, _ parts: [UInt8]...) {
+        cluster.id(MatroskaID.simpleBlock)
+        cluster.size(UInt64(4 + parts.reduce(0) { $0 + $1.count }))
+        cluster.byte(0x80 | track)
+        withUnsafeBytes(of: Int16(time - clusterTime).bigEndian) { cluster.append($0) }
+        cluster.byte(keyFrame ? 0x80 : 0x00)
+        for part in parts { cluster.append(part) }
+        clusterBlocks += 1
     }
 
     private func openCluster(at presentation: Int64, decode: Int64, keyFrame: Bool) {
