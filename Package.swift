@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 import PackageDescription
 
 // The modules and what each may use (one direction; nothing below a module imports it):
@@ -32,8 +32,10 @@ let package = Package(
     targets: [
         // C libraries, one system-library target each; shim headers hold only what Swift
         // cannot import directly.
-        .systemLibrary(name: "CX264", pkgConfig: "x264",
-                       providers: [.apt(["libx264-dev"])]),
+        // No pkgConfig: x264's .pc adds only -lx264 (the module map links it) and
+        // -DX264_API_IMPORTS, which matters on Windows alone and which SwiftPM refuses with a
+        // warning on every build.
+        .systemLibrary(name: "CX264", providers: [.apt(["libx264-dev"])]),
         .systemLibrary(name: "CV4L2", pkgConfig: "libv4l2",
                        providers: [.apt(["libv4l-dev"])]),
         .systemLibrary(name: "CVAAPI", pkgConfig: "libva-drm",
@@ -102,3 +104,10 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// A warning in vtrecord's own code, Swift or C, is an error: every build (debug, release,
+// tests) prints none or fails. Dependencies are built with their warnings suppressed.
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.treatAllWarnings(as: .error)]
+    target.cSettings = (target.cSettings ?? []) + [.treatAllWarnings(as: .error)]
+}

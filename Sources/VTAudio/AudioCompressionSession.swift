@@ -174,7 +174,9 @@ public final class AudioCompressionSession {
         while left > 0 {
             try fill { planes, room throws(AudioEncoderError) in
                 let n = min(room, left)
-                for plane in 0..<self.planes { planes[plane].map { memset($0, 0, n * self.bytesPerSample) } }
+                for plane in 0..<self.planes {
+                    if let samples = planes[plane] { memset(samples, 0, n * self.bytesPerSample) }
+                }
                 left -= n
                 return n
             }
@@ -233,7 +235,9 @@ public final class AudioCompressionSession {
         if !takesShortLastFrame, let last = held.last, Int(last.pointee.nb_samples) < frameSamples {
             let missing = frameSamples - Int(last.pointee.nb_samples)
             for plane in 0..<planes {
-                last.pointee.extended_data[plane].map { memset($0 + Int(last.pointee.nb_samples) * bytesPerSample, 0, missing * bytesPerSample) }
+                if let samples = last.pointee.extended_data[plane] {
+                    memset(samples + Int(last.pointee.nb_samples) * bytesPerSample, 0, missing * bytesPerSample)
+                }
             }
             last.pointee.nb_samples = Int32(frameSamples)
         }

@@ -87,7 +87,8 @@ final class AudioConformer {
         }
         var context: OpaquePointer?
         var status = vt_swr_alloc_set_opts2(&context, &outLayout, encoder.sampleFormat, Int32(outputRate),
-                                            &inLayout, Self.avFormat(source.sampleFormat), Int32(source.sampleRate))
+                                            &inLayout, Self.avFormat(source.sampleFormat), Int32(source.sampleRate),
+                                            0, nil)
         if status >= 0 { status = vt_swr_init(context) }
         resampler = context
         guard status >= 0 else {

@@ -138,8 +138,12 @@ public enum RecordingVerifier {
         let gopStarts = units.indices.filter { units[$0].isKeyFrame && $0 >= firstKeyframe }
         func gop(of unit: Int) -> Int? { gopStarts.lastIndex { $0 <= unit } }
         var suspects = Set<Int>()
-        for index in firstKeyframe..<units.count where !first.pictures.contains(index) { gop(of: index).map { suspects.insert($0) } }
-        for index in first.concealed { gop(of: index).map { suspects.insert($0) } }
+        for index in firstKeyframe..<units.count where !first.pictures.contains(index) {
+            if let start = gop(of: index) { suspects.insert(start) }
+        }
+        for index in first.concealed {
+            if let start = gop(of: index) { suspects.insert(start) }
+        }
         for refusal in first.refusals {
             if let g = gop(of: refusal.unit) { suspects.insert(g); if g > 0 { suspects.insert(g - 1) } }
         }
