@@ -19,7 +19,7 @@ import VTCore
 /// closer's after it ends), behind a mutex that is never contended in that use and makes it
 /// provable; the counters sit behind another; stopping goes through the interrupt.
 public final class ALSASource: AudioSource, Sendable {
-    public let format: AudioSourceFormat
+    public let format: AudioCaptureFormat
     public var statistics: AudioCaptureStatistics { counters.withLock { $0 } }
 
     /// The period asked of the device: 10 ms.
@@ -64,7 +64,7 @@ public final class ALSASource: AudioSource, Sendable {
         do throws(AudioCaptureError) {
             let chosen = try Self.configure(handle, name: name, rate: sampleRate, channels: channels, format: nil)
             sampleFormat = chosen.format
-            format = AudioSourceFormat(sampleRate: chosen.rate, channels: chosen.channels,
+            format = AudioCaptureFormat(sampleRate: chosen.rate, channels: chosen.channels,
                                        sampleFormat: Self.sampleFormat(chosen.format), isLive: true, name: name)
         } catch {
             snd_pcm_close(handle)
@@ -86,7 +86,7 @@ public final class ALSASource: AudioSource, Sendable {
     }
 
     public func stop() {
-        interrupt.raise()
+        interrupt.trip()
     }
 
     public func close() {

@@ -50,7 +50,7 @@ final class AudioConformer {
 
     private(set) var statistics = Statistics()
     let encoder: AudioCompressionSession
-    private let source: AudioSourceFormat
+    private let source: AudioCaptureFormat
     private var resampler: OpaquePointer?
     private let outputRate: Int
     /// Nanoseconds added to every chunk's time (`--audio-offset`).
@@ -72,7 +72,7 @@ final class AudioConformer {
     /// offset longer than a chunk).
     private var skippedWithoutClock = 0.0
 
-    init(source: AudioSourceFormat, encoder: AudioCompressionSession, offsetNanoseconds: Int64 = 0) throws(AudioEncoderError) {
+    init(source: AudioCaptureFormat, encoder: AudioCompressionSession, offsetNanoseconds: Int64 = 0) throws(AudioEncoderError) {
         self.source = source
         self.encoder = encoder
         self.offset = offsetNanoseconds

@@ -15,7 +15,7 @@ public enum AudioSampleFormat: String, Sendable, CaseIterable {
 }
 
 /// What a sound source gives.
-public struct AudioSourceFormat: Sendable, Equatable {
+public struct AudioCaptureFormat: Sendable, Equatable {
     public var sampleRate: Int
     public var channels: Int
     public var sampleFormat: AudioSampleFormat
@@ -74,7 +74,7 @@ public struct AudioCaptureStatistics: Sendable, Equatable {
 /// A sound source (AVFoundation's audio capture input): a microphone through ALSA, or the test
 /// sound. The audio thread calls `nextChunk` in a loop; any thread may call `stop`.
 public protocol AudioSource: AnyObject, Sendable {
-    var format: AudioSourceFormat { get }
+    var format: AudioCaptureFormat { get }
     var statistics: AudioCaptureStatistics { get }
     /// The next samples, waiting for them; nil once the source is stopped. A device that went
     /// away throws `AudioCaptureError.unplugged`; `reopen` may bring it back.

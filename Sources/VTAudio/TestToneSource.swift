@@ -15,7 +15,7 @@ import VTCore
 /// semaphore to wake the audio thread when either changes; where the sound is sits behind
 /// another, which only the audio thread takes.
 public final class TestToneSource: AudioSource, Sendable {
-    public let format: AudioSourceFormat
+    public let format: AudioCaptureFormat
     public var statistics: AudioCaptureStatistics { AudioCaptureStatistics() }
 
     /// Samples per chunk.
@@ -41,7 +41,7 @@ public final class TestToneSource: AudioSource, Sendable {
     }
 
     public init(sampleRate: Int, channels: Int, frameRate: FrameRate) {
-        format = AudioSourceFormat(sampleRate: sampleRate, channels: channels, sampleFormat: .float32,
+        format = AudioCaptureFormat(sampleRate: sampleRate, channels: channels, sampleFormat: .float32,
                                    isLive: false, name: "test")
         schedule = FlashSchedule(frameRate: frameRate)
     }

@@ -28,7 +28,7 @@ public struct FourCC: Hashable, Sendable, CustomStringConvertible {
 /// What a camera sends over the wire that vtrecord records from, as `--format` names it. Not
 /// the layout of the pictures the source hands on (`PixelFormat`): MJPEG and YUYV arrive as
 /// I420 after one conversion.
-public enum CameraWireFormat: String, Sendable, CaseIterable {
+public enum CameraPixelFormat: String, Sendable, CaseIterable {
     case yuyv, nv12, yu12, mjpeg
 
     /// The driver codes that mean this format (some cameras say JPEG for Motion-JPEG).
@@ -68,7 +68,7 @@ public struct CameraFrameSize: Sendable, Equatable {
 }
 
 /// One format a device offers (VIDIOC_ENUM_FMT), with its sizes and rates: what `formats`
-/// lists and negotiation chooses from. Not the encoder's `FormatDescription`.
+/// lists and negotiation chooses from. Not the encoder's `VideoFormatDescription`.
 public struct CameraFormatOffer: Sendable, Equatable {
     public var fourCC: FourCC
     public var name: String
@@ -86,7 +86,7 @@ public struct CameraFormatOffer: Sendable, Equatable {
         self.sizes = sizes
     }
 
-    public var pixelFormat: CameraWireFormat? { CameraWireFormat(fourCC: fourCC) }
+    public var pixelFormat: CameraPixelFormat? { CameraPixelFormat(fourCC: fourCC) }
 
     func rates(at size: FrameSize) -> [FrameRate] {
         sizes.first { $0.size == size }?.frameRates ?? []
@@ -95,11 +95,11 @@ public struct CameraFormatOffer: Sendable, Equatable {
 
 /// What the user asked for: nil fields mean "whatever suits".
 public struct CameraRequest: Sendable, Equatable {
-    public var format: CameraWireFormat?
+    public var format: CameraPixelFormat?
     public var size: FrameSize?
     public var frameRate: FrameRate?
 
-    public init(format: CameraWireFormat? = nil, size: FrameSize? = nil, frameRate: FrameRate? = nil) {
+    public init(format: CameraPixelFormat? = nil, size: FrameSize? = nil, frameRate: FrameRate? = nil) {
         self.format = format
         self.size = size
         self.frameRate = frameRate

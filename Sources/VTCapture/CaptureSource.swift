@@ -1,7 +1,7 @@
 import VTCore
 
 /// What a source delivers: the picture layout and timing every frame shares.
-public struct SourceFormat: Sendable, Equatable {
+public struct CaptureFormat: Sendable, Equatable {
     public var pixelFormat: PixelFormat
     public var width: Int
     public var height: Int
@@ -70,7 +70,7 @@ public struct CapturedFrame: ~Copyable, Sendable {
 /// Used from one thread (the capture thread) except `stop()`, which may be called from any.
 public protocol CaptureSource: AnyObject, Sendable {
     /// Known once the source is open (a Y4M header has been read, a format negotiated).
-    var format: SourceFormat { get }
+    var format: CaptureFormat { get }
     /// Counters a source keeps about frames it could not deliver.
     var statistics: CaptureStatistics { get }
     /// Blocks until the next frame is ready; nil at the end of the input or after `stop()`.

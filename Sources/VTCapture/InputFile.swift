@@ -192,7 +192,7 @@ final class InputFile {
 
     private func readSome(into pointer: UnsafeMutableRawPointer, count: Int) throws(CaptureError) -> ReadResult {
         if atEnd { return .endOfInput }
-        if interrupt.isRaised { return .stopped }
+        if interrupt.isTripped { return .stopped }
         if mayBlock && !interrupt.waitUntilReadable(fd) { return .stopped }
         let n: Int
         do {

@@ -12,7 +12,7 @@ import VTCore
 /// `nextFrame()` is called, is dropped and counted in `statistics.droppedBySource`; its
 /// number is skipped, so the gap shows in `sequence`, in `pts` and in the pictures.
 public final class TestPatternSource: CaptureSource {
-    public let format: SourceFormat
+    public let format: CaptureFormat
 
     /// The smallest picture the frame code fits in with room left for motion.
     public static let minimumSize = (width: 64, height: 64)
@@ -53,7 +53,7 @@ public final class TestPatternSource: CaptureSource {
         guard width % 2 == 0, height % 2 == 0 else {
             throw refuse("width and height must be even, as 4:2:0 encoders require")
         }
-        format = SourceFormat(pixelFormat: .i420, width: width, height: height, frameRate: frameRate,
+        format = CaptureFormat(pixelFormat: .i420, width: width, height: height, frameRate: frameRate,
                               sampleAspectRatio: SampleAspectRatio(width: 1, height: 1), fullRange: false, isLive: live)
         painter = TestPatternPainter(width: width, height: height,
                                      flashes: flashes ? FlashSchedule(frameRate: frameRate) : nil)
@@ -70,7 +70,7 @@ public final class TestPatternSource: CaptureSource {
     }
 
     public func stop() {
-        interrupt.raise()
+        interrupt.trip()
     }
 
     /// Reads the frame number back from the luma plane of a decoded test-pattern picture of
@@ -89,7 +89,7 @@ public final class TestPatternSource: CaptureSource {
     }
 
     private func nextUnpacedFrame(_ schedule: inout Schedule) -> CapturedFrame? {
-        if interrupt.isRaised { return nil }
+        if interrupt.isTripped { return nil }
         let picture = pool.take()
         let n = schedule.nextFrame
         schedule.nextFrame += 1

@@ -296,7 +296,7 @@ final class V4L2Device {
 
     /// The negotiated image layout. (Pixel aspect from VIDIOC_CROPCAP is not asked: UVC
     /// cameras have square pixels.)
-    struct ImageFormat: Equatable {
+    struct NegotiatedImage: Equatable {
         var fourCC: FourCC
         var width: Int
         var height: Int
@@ -304,7 +304,7 @@ final class V4L2Device {
     }
 
     /// VIDIOC_S_FMT, then what the driver chose. EBUSY here means another program streams.
-    func setFormat(_ fourCC: FourCC, _ size: FrameSize) throws(CaptureError) -> ImageFormat {
+    func setFormat(_ fourCC: FourCC, _ size: FrameSize) throws(CaptureError) -> NegotiatedImage {
         var format = v4l2_format()
         format.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
         format.fmt.pix.width = UInt32(size.width)
@@ -313,7 +313,7 @@ final class V4L2Device {
         format.fmt.pix.field = V4L2_FIELD_NONE.rawValue
         try require(vt_VIDIOC_S_FMT, &format)
         let pix = format.fmt.pix
-        return ImageFormat(fourCC: FourCC(rawValue: pix.pixelformat), width: Int(pix.width),
+        return NegotiatedImage(fourCC: FourCC(rawValue: pix.pixelformat), width: Int(pix.width),
                            height: Int(pix.height), bytesPerLine: Int(pix.bytesperline))
     }
 

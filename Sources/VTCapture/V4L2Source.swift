@@ -21,12 +21,12 @@ import Glibc
 /// (V4L2_BUF_FLAG_ERROR, short raw buffers, undecodable JPEGs) are given back unencoded and
 /// counted.
 public final class V4L2Source: CaptureSource {
-    public let format: SourceFormat
+    public let format: CaptureFormat
     public let path: String
     /// What was asked and what the driver chose.
     public let negotiation: CameraNegotiationReport
 
-    let cameraFormat: CameraWireFormat
+    let cameraFormat: CameraPixelFormat
     let zeroCopy: Bool
     let bufferCount: Int
     let depth: PipelineDepth
@@ -46,7 +46,7 @@ public final class V4L2Source: CaptureSource {
     /// replaces it.
     struct Stream {
         var ring: V4L2BufferRing
-        var image: V4L2Device.ImageFormat
+        var image: V4L2Device.NegotiatedImage
         /// Bytes a complete raw 4:2:0 picture takes in the driver's layout.
         var rawImageSize: Int
         /// Pictures converted or copied out of the driver's buffers, as many as the pipeline
@@ -91,7 +91,7 @@ public final class V4L2Source: CaptureSource {
                 + "(it offers \(names.isEmpty ? "none" : names); vtrecord reads YUYV, NV12, YU12 and MJPEG)")
         }
         let image = try device.setFormat(choice.format.fourCC, choice.size)
-        guard let cameraFormat = CameraWireFormat(fourCC: image.fourCC) else {
+        guard let cameraFormat = CameraPixelFormat(fourCC: image.fourCC) else {
             throw .unsupportedDeviceFormat(path: path, detail: "the driver switched to \(image.fourCC), which vtrecord cannot read")
         }
         guard image.width >= 16, image.height >= 16, image.width % 2 == 0, image.height % 2 == 0 else {
@@ -121,7 +121,7 @@ public final class V4L2Source: CaptureSource {
         self.controls = controls
         self.keepsCompressed = keepCompressed
         zeroCopy = Self.canPassWithoutCopy(cameraFormat, image, ring)
-        format = SourceFormat(pixelFormat: zeroCopy ? cameraFormat.deliveredPixelFormat : .i420,
+        format = CaptureFormat(pixelFormat: zeroCopy ? cameraFormat.deliveredPixelFormat : .i420,
                               width: image.width, height: image.height, frameRate: rate,
                               fullRange: cameraFormat == .mjpeg ? true : nil, isLive: true)
         let stream = Self.stream(ring, image, cameraFormat, zeroCopy: zeroCopy, depth: depth)
@@ -130,7 +130,7 @@ public final class V4L2Source: CaptureSource {
 
     /// The encoder takes NV12 and I420 with any stride, as long as each plane's rows fit in
     /// the driver's buffer.
-    static func canPassWithoutCopy(_ format: CameraWireFormat, _ image: V4L2Device.ImageFormat,
+    static func canPassWithoutCopy(_ format: CameraPixelFormat, _ image: V4L2Device.NegotiatedImage,
                                    _ ring: V4L2BufferRing) -> Bool {
         let rawSize = rawImageSize(image)
         return format.isRaw420 && image.bytesPerLine >= image.width
@@ -138,12 +138,12 @@ public final class V4L2Source: CaptureSource {
             && ring.mappings.allSatisfy { $0.length >= rawSize }
     }
 
-    private static func rawImageSize(_ image: V4L2Device.ImageFormat) -> Int {
+    private static func rawImageSize(_ image: V4L2Device.NegotiatedImage) -> Int {
         FrameConverter.imageSize(fourCC: image.fourCC, width: image.width, height: image.height,
                                  bytesPerLine: image.bytesPerLine)
     }
 
-    static func stream(_ ring: V4L2BufferRing, _ image: V4L2Device.ImageFormat, _ format: CameraWireFormat,
+    static func stream(_ ring: V4L2BufferRing, _ image: V4L2Device.NegotiatedImage, _ format: CameraPixelFormat,
                        zeroCopy: Bool, depth: PipelineDepth) -> Stream {
         let pool = PixelBufferPool(format: zeroCopy ? format.deliveredPixelFormat : .i420,
                                    width: image.width, height: image.height, capacity: depth.framesHeld)
@@ -177,13 +177,13 @@ public final class V4L2Source: CaptureSource {
     public var statistics: CaptureStatistics { counters.withLock { $0 } }
 
     public func stop() {
-        interrupt.raise()
+        interrupt.trip()
     }
 
     /// STREAMOFF, munmap and close; a frame still leased keeps its buffer until it is given
     /// back. Called once capture has ended.
     public func close() {
-        interrupt.raise()
+        interrupt.trip()
         reader.withLock { $0.stream.ring.close() }
     }
 
@@ -203,7 +203,7 @@ public final class V4L2Source: CaptureSource {
         while true {
             let ring = reader.stream.ring
             // Poll first: a DQBUF that finds nothing makes libv4l2 complain on stderr.
-            guard !interrupt.isRaised, interrupt.waitUntilReadable(ring.device.fd) else {
+            guard !interrupt.isTripped, interrupt.waitUntilReadable(ring.device.fd) else {
                 ring.stop()
                 return nil
             }
@@ -286,7 +286,7 @@ public final class V4L2Source: CaptureSource {
 
     /// Converts (or copies) the camera's picture into `buffer`; the driver gets its buffer
     /// back as soon as this returns.
-    private func convert(_ filled: consuming V4L2BufferRing.Filled, _ image: V4L2Device.ImageFormat,
+    private func convert(_ filled: consuming V4L2BufferRing.Filled, _ image: V4L2Device.NegotiatedImage,
                          into buffer: PixelBuffer, _ converter: inout FrameConverter) throws(FrameConverter.Failure) {
         switch cameraFormat {
         case .yuyv:
@@ -336,8 +336,8 @@ public final class V4L2Source: CaptureSource {
     }
 
     /// The planes of a single-planar 4:2:0 driver buffer.
-    private static func planes(of base: UnsafeMutableRawPointer, _ format: CameraWireFormat,
-                               _ image: V4L2Device.ImageFormat) -> [PixelPlane] {
+    private static func planes(of base: UnsafeMutableRawPointer, _ format: CameraPixelFormat,
+                               _ image: V4L2Device.NegotiatedImage) -> [PixelPlane] {
         let bytes = base.assumingMemoryBound(to: UInt8.self)
         let pitch = image.bytesPerLine
         let luma = PixelPlane(baseAddress: bytes, bytesPerRow: pitch, rowBytes: image.width, rows: image.height)
@@ -360,12 +360,12 @@ public final class V4L2Source: CaptureSource {
 /// JSON summary.
 public struct CameraNegotiationReport: Sendable, Equatable {
     public var requested: CameraRequest
-    public var format: CameraWireFormat
+    public var format: CameraPixelFormat
     public var width: Int
     public var height: Int
     public var frameRate: FrameRate
 
-    public init(requested: CameraRequest, format: CameraWireFormat, width: Int, height: Int,
+    public init(requested: CameraRequest, format: CameraPixelFormat, width: Int, height: Int,
                 frameRate: FrameRate) {
         self.requested = requested
         self.format = format

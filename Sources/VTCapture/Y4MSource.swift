@@ -16,7 +16,7 @@ import Glibc
 /// `PixelBuffer`. Either way the recorder's queue waits for the encoder, which is how a file
 /// is read exactly as fast as the encoder takes it.
 public final class Y4MSource: CaptureSource {
-    public let format: SourceFormat
+    public let format: CaptureFormat
     /// The path as given; "-" is standard input.
     public let path: String
 
@@ -85,7 +85,7 @@ public final class Y4MSource: CaptureSource {
         self.interrupt = interrupt
         self.sampling = header.sampling
         self.pictureSize = header.pictureSize
-        self.format = SourceFormat(pixelFormat: .i420, width: header.width, height: header.height,
+        self.format = CaptureFormat(pixelFormat: .i420, width: header.width, height: header.height,
                                    frameRate: header.frameRate ?? Self.defaultFrameRate,
                                    sampleAspectRatio: header.sampleAspectRatio,
                                    fullRange: header.fullRange, isLive: false)
@@ -111,11 +111,11 @@ public final class Y4MSource: CaptureSource {
     }
 
     public func stop() {
-        interrupt.raise()
+        interrupt.trip()
     }
 
     private func readFrame(_ reader: inout Reader) throws(CaptureError) -> CapturedFrame? {
-        if interrupt.isRaised { return nil }
+        if interrupt.isTripped { return nil }
         let index = reader.frameIndex
         let markerOffset = reader.input.offset
         switch try reader.input.readLine(maximumLength: Self.maximumFrameLineLength) {

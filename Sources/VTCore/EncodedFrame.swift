@@ -18,7 +18,7 @@ public struct FrameToken: Hashable, Sendable, CustomStringConvertible {
 /// `CMSampleBuffer` from the VideoToolbox output callback), in decode order.
 public struct EncodedFrame: Sendable {
     /// The access unit in AVCC form: each NAL unit preceded by its length as a 4-byte
-    /// big-endian integer, without parameter sets (those live in the `FormatDescription`).
+    /// big-endian integer, without parameter sets (those live in the `VideoFormatDescription`).
     public var data: [UInt8]
     public var pts: MediaTime
     public var dts: MediaTime

@@ -1,6 +1,6 @@
 /// The layout of a `PixelBuffer` in memory: what flows between sources and encoders. A
-/// camera's own format is a `CameraWireFormat`; a source's whole picture stream (layout, size,
-/// rate, aspect) is a `SourceFormat`.
+/// camera's own format is a `CameraPixelFormat`; a source's whole picture stream (layout, size,
+/// rate, aspect) is a `CaptureFormat`.
 public enum PixelFormat: String, Sendable, CaseIterable {
     /// Planar 4:2:0: Y, then U (Cb), then V (Cr). V4L2's YU12, Y4M's C420.
     case i420

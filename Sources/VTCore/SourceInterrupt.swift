@@ -6,7 +6,7 @@ import Glibc
 
 /// One source's way out of its blocking waits: raised from any thread, it wakes a capture
 /// thread blocked in `poll(2)` (waiting on a pipe, a camera, a microphone, or the next frame
-/// time of a paced source). It knows nothing of signals or recordings; `ShutdownRequest` decides when
+/// time of a paced source). It knows nothing of signals or recordings; `StopRequest` decides when
 /// a recording stops, and the recording stops its source, which raises this.
 ///
 /// A flag alone would be seen only after the blocking call returned, which on an idle pipe or
@@ -36,9 +36,9 @@ public final class SourceInterrupt: Sendable {
         if wakeWrite >= 0 { try? closeDescriptor(wakeWrite) }
     }
 
-    public var isRaised: Bool { raised.load(ordering: .acquiring) }
+    public var isTripped: Bool { raised.load(ordering: .acquiring) }
 
-    public func raise() {
+    public func trip() {
         guard !raised.exchange(true, ordering: .acquiringAndReleasing), wakeWrite >= 0 else { return }
         var byte: UInt8 = 1
         // The pipe is empty and nothing else writes it, so this byte fits; were it ever full,
@@ -55,7 +55,7 @@ public final class SourceInterrupt: Sendable {
     /// Sleeps until `deadline` (nanoseconds on `CLOCK_MONOTONIC`). Returns false if stop was
     /// requested first.
     public func sleep(untilMonotonic deadline: Int64) -> Bool {
-        while !isRaised {
+        while !isTripped {
             let remaining = deadline - MonotonicClock.nanoseconds()
             if remaining <= 0 { return true }
             // poll counts whole milliseconds: round up so a frame is never early; deadlines are
@@ -71,11 +71,11 @@ public final class SourceInterrupt: Sendable {
     /// of them is ready (see their `revents`) or the time ran out. The corresponding C function
     /// is `poll`; EINTR is retried.
     public func poll(_ descriptors: inout [pollfd], timeoutMilliseconds: Int32) throws(SystemError) -> Bool {
-        if isRaised { return false }
+        if isTripped { return false }
         descriptors.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))
         defer { descriptors.removeLast() }
         try systemCall("poll") { Glibc.poll(&descriptors, nfds_t(descriptors.count), timeoutMilliseconds) }
-        return !(descriptors[descriptors.count - 1].revents != 0 || isRaised)
+        return !(descriptors[descriptors.count - 1].revents != 0 || isTripped)
     }
 
     /// Polls `fd` (ignored when negative) together with the wake pipe. Returns false when the
@@ -84,6 +84,6 @@ public final class SourceInterrupt: Sendable {
         var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
         // poll fails (past EINTR, which the funnel retries) only for EINVAL/ENOMEM; letting
         // the caller's read(2) or clock check go ahead reports or rides out any real problem.
-        return (try? poll(&fds, timeoutMilliseconds: timeoutMilliseconds)) ?? !isRaised
+        return (try? poll(&fds, timeoutMilliseconds: timeoutMilliseconds)) ?? !isTripped
     }
 }

@@ -32,7 +32,7 @@ public struct DecoderSelection: Sendable, Equatable {
     /// describes (its profile, 8-bit 4:2:0, its size). `vaapi` without one throws (exit 4) with
     /// the reasons; auto falls back to software and keeps them in `reason`.
     public static func select(_ choice: DecoderChoice, vaDevice: String?,
-                              format: FormatDescription) throws(DecoderError) -> DecoderSelection {
+                              format: VideoFormatDescription) throws(DecoderError) -> DecoderSelection {
         if choice == .software { return DecoderSelection(backend: .software, reason: nil) }
         let candidates = vaDevice.map { [$0] } ?? VADecodeSupport.renderNodes()
         // Software is simply what a machine without a device decodes with, whatever the
@@ -66,7 +66,7 @@ public struct DecoderSelection: Sendable, Equatable {
     /// The VA-API profile that decodes the stream, or why none does: VA-API decodes 8-bit 4:2:0
     /// H.264 in Constrained Baseline, Main and High (a Baseline stream without
     /// constraint_set1_flag may use tools only Extended has).
-    static func profile(of format: FormatDescription) -> Result<H264Profile, StreamRefusal> {
+    static func profile(of format: VideoFormatDescription) -> Result<H264Profile, StreamRefusal> {
         guard let nal = format.sequenceParameterSets.first, let sps = try? SequenceParameterSet(nalUnit: nal) else {
             return .failure(StreamRefusal("the stream's SPS does not parse"))
         }
@@ -97,7 +97,7 @@ public final class DecoderChooser {
     public let vaDevice: String?
     /// The last selection made, for reports.
     public private(set) var selection: DecoderSelection?
-    private var chosenFor: FormatDescription?
+    private var chosenFor: VideoFormatDescription?
     /// A VA-API session failed under auto: software from then on.
     private var softwareOnly = false
 
@@ -107,7 +107,7 @@ public final class DecoderChooser {
     }
 
     /// The backend for `format`.
-    public func backend(for format: FormatDescription) throws(DecoderError) -> DecoderSelection.Backend {
+    public func backend(for format: VideoFormatDescription) throws(DecoderError) -> DecoderSelection.Backend {
         if let selection, chosenFor == format || softwareOnly { return selection.backend }
         let made = try DecoderSelection.select(choice, vaDevice: vaDevice, format: format)
         selection = made
@@ -132,7 +132,7 @@ public final class DecoderChooser {
     }
 
     /// A session for `format` on the chosen backend.
-    public func session(format: FormatDescription, threads: Int = 0, refusingDamage: Bool = false,
+    public func session(format: VideoFormatDescription, threads: Int = 0, refusingDamage: Bool = false,
                         output: @escaping DecodedFrameHandler) throws(DecoderError) -> LibavcodecDecompressionSession {
         try LibavcodecDecompressionSession(format: format, backend: backend(for: format), threads: threads,
                                            refusingDamage: refusingDamage, output: output)

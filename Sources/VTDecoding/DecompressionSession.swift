@@ -33,14 +33,14 @@ public protocol DecompressionSession: AnyObject {
 
     /// The parameter sets the session decodes with; it follows a new description given with a
     /// frame (a new size mid-stream), as a VideoToolbox session accepts a new one.
-    var formatDescription: FormatDescription { get }
+    var formatDescription: VideoFormatDescription { get }
 
     /// Decodes one access unit (`VTDecompressionSessionDecodeFrame`); pictures go to the output
     /// handler, possibly later ones. `format`, when given and different from the session's,
     /// takes effect from this frame on (the pictures before it are finished first).
     /// A damaged access unit throws `DecoderError.damaged` and the session goes on with the
     /// next; other errors end it.
-    func decode(_ frame: EncodedFrame, format: FormatDescription?) throws
+    func decode(_ frame: EncodedFrame, format: VideoFormatDescription?) throws
 
     /// Emits every picture the decoder still holds (`VTDecompressionSessionFinishDelayedFrames`).
     func finishDelayedFrames() throws

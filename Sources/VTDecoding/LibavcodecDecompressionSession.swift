@@ -11,7 +11,7 @@ import VTH264
 /// memory (no further copy); each is freed when its `PixelBuffer` is released.
 public final class LibavcodecDecompressionSession: DecompressionSession {
     public var decoderName: String { backend.name }
-    public private(set) var formatDescription: FormatDescription
+    public private(set) var formatDescription: VideoFormatDescription
 
     private let backend: DecoderSelection.Backend
     /// The VA-API device libavcodec decodes on (an AVHWDeviceContext); nil in software.
@@ -40,7 +40,7 @@ public final class LibavcodecDecompressionSession: DecompressionSession {
     /// (libavcodec's `err_detect explode`) instead of one with the damage concealed: how
     /// `verify` finds damaged units exactly, whatever the threads (a concealed picture's flag
     /// can reach the picture too late when frame threads finish it).
-    public init(format: FormatDescription, backend: DecoderSelection.Backend = .software, threads: Int = 0,
+    public init(format: VideoFormatDescription, backend: DecoderSelection.Backend = .software, threads: Int = 0,
                 refusingDamage: Bool = false, output: @escaping DecodedFrameHandler) throws(DecoderError) {
         let name = backend.name
         if let problem = FFmpegLibraries.loadFailure() { throw .openFailed(decoder: name, reason: problem) }
@@ -80,7 +80,7 @@ public final class LibavcodecDecompressionSession: DecompressionSession {
         scratch.deallocate()
     }
 
-    private func open(_ format: FormatDescription) throws(DecoderError) {
+    private func open(_ format: VideoFormatDescription) throws(DecoderError) {
         let record: [UInt8]
         do {
             record = try format.avcC()
@@ -121,7 +121,7 @@ public final class LibavcodecDecompressionSession: DecompressionSession {
         formatDescription = format
     }
 
-    public func decode(_ encoded: EncodedFrame, format: FormatDescription?) throws {
+    public func decode(_ encoded: EncodedFrame, format: VideoFormatDescription?) throws {
         if let format, format != formatDescription {
             // A new SPS (a new size, say): finish the pictures of the old one, then start over
             // with the new parameter sets.

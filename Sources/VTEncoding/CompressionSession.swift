@@ -6,7 +6,7 @@ public typealias EncodedFrameHandler = (EncodedFrame) throws -> Void
 
 /// An H.264 encoder with VideoToolbox's shape (`VTCompressionSession`): created for a size and
 /// settings, prepared, fed pictures, then completed. Every backend hands out AVCC access units
-/// plus a `FormatDescription`, so the writer and the pipeline never depend on the backend.
+/// plus a `VideoFormatDescription`, so the writer and the pipeline never depend on the backend.
 ///
 /// A session is used from one thread (the encoder thread).
 public protocol CompressionSession: AnyObject {
@@ -14,7 +14,7 @@ public protocol CompressionSession: AnyObject {
     var encoderName: String { get }
 
     /// The parameter sets, valid after `prepare()`.
-    var formatDescription: FormatDescription { get }
+    var formatDescription: VideoFormatDescription { get }
 
     /// The settings as the encoder resolved them (defaults filled in, automatic values chosen).
     var resolvedSettings: EncoderSettings { get }

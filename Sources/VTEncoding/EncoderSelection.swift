@@ -117,7 +117,7 @@ final class FallbackSession: CompressionSession {
     }
 
     var encoderName: String { active.encoderName }
-    var formatDescription: FormatDescription { active.formatDescription }
+    var formatDescription: VideoFormatDescription { active.formatDescription }
     var resolvedSettings: EncoderSettings { active.resolvedSettings }
     var reorderDelay: Int { active.reorderDelay }
 

@@ -7,7 +7,7 @@ import VTH264
 /// The software encoder: libx264 behind the `CompressionSession` contract.
 public final class X264Session: CompressionSession {
     public let encoderName = "x264"
-    public private(set) var formatDescription: FormatDescription
+    public private(set) var formatDescription: VideoFormatDescription
     public private(set) var resolvedSettings: EncoderSettings
     /// x264's own `i_bframe_delay`: one picture with B-frames, two with a B-pyramid.
     public private(set) var reorderDelay = 0
@@ -50,7 +50,7 @@ public final class X264Session: CompressionSession {
         self.settings = settings
         self.resolvedSettings = settings
         self.output = output
-        self.formatDescription = FormatDescription(width: width, height: height,
+        self.formatDescription = VideoFormatDescription(width: width, height: height,
                                                    sequenceParameterSets: [], pictureParameterSets: [])
         logContext = X264LogContext(logger: logger)
         logSink = .allocate(capacity: 1)
@@ -81,7 +81,7 @@ public final class X264Session: CompressionSession {
 
         let headers = try headersNow()
         pendingSEI = headers.sei
-        formatDescription = FormatDescription(width: width, height: height,
+        formatDescription = VideoFormatDescription(width: width, height: height,
                                               sequenceParameterSets: headers.sps, pictureParameterSets: headers.pps)
 
         let actual = Self.parameters(of: encoder)

@@ -36,7 +36,7 @@ final class X264SpeedSteps {
     private let width: Int
     private let height: Int
     private let pixelFormat: PixelFormat
-    private let parameterSets: FormatDescription
+    private let parameterSets: VideoFormatDescription
     private let logSink: UnsafeMutablePointer<vt_x264_log_sink>
     private let logger: Logger
     private let output: EncodedFrameHandler
@@ -70,7 +70,7 @@ final class X264SpeedSteps {
     /// The steps of an encoder opened with `opened` (as x264 resolved them) for `settings`,
     /// whose parameter sets are `parameterSets`; pictures go to `output`.
     init(settings: EncoderSettings, width: Int, height: Int, pixelFormat: PixelFormat, opened: x264_param_t,
-         parameterSets: FormatDescription, logSink: UnsafeMutablePointer<vt_x264_log_sink>, logger: Logger,
+         parameterSets: VideoFormatDescription, logSink: UnsafeMutablePointer<vt_x264_log_sink>, logger: Logger,
          output: @escaping EncodedFrameHandler) {
         self.settings = settings
         self.width = width

@@ -2,12 +2,12 @@ import VTCore
 
 /// The AVC decoder configuration record ("avcC", ISO/IEC 14496-15 5.3.3.1) that MP4 and
 /// Matroska store in place of in-band parameter sets, and the VideoToolbox-style ways to make
-/// a `FormatDescription`.
+/// a `VideoFormatDescription`.
 ///
 /// Width and height always come from the first SPS (after cropping) rather than from the
 /// caller: the SPS is what a decoder will use, so a description cannot disagree with its
 /// own stream.
-extension FormatDescription {
+extension VideoFormatDescription {
     /// A description from SPS and PPS NAL units in any order, as
     /// `CMVideoFormatDescriptionCreateFromH264ParameterSets` takes them.
     public init(h264ParameterSets parameterSets: [[UInt8]], nalUnitLengthSize: Int = 4) throws(BitstreamError) {
@@ -51,7 +51,7 @@ extension FormatDescription {
     /// Checks what a decoder needs (a valid length size, at least one parseable SPS and one
     /// PPS) and takes the size from the first SPS.
     private static func checked(_ sequence: [[UInt8]], _ picture: [[UInt8]],
-                                nalUnitLengthSize: Int) throws(BitstreamError) -> FormatDescription {
+                                nalUnitLengthSize: Int) throws(BitstreamError) -> VideoFormatDescription {
         guard [1, 2, 4].contains(nalUnitLengthSize) else { throw .invalidNALUnitLengthSize(nalUnitLengthSize) }
         guard let first = sequence.first else { throw .missingParameterSet(.sps) }
         guard !picture.isEmpty else { throw .missingParameterSet(.pps) }
@@ -63,7 +63,7 @@ extension FormatDescription {
             }
         }
         let sps = try SequenceParameterSet(nalUnit: first)
-        return FormatDescription(width: sps.width, height: sps.height, sequenceParameterSets: sequence,
+        return VideoFormatDescription(width: sps.width, height: sps.height, sequenceParameterSets: sequence,
                                  pictureParameterSets: picture, nalUnitLengthSize: nalUnitLengthSize)
     }
 

@@ -13,7 +13,7 @@ public struct AccessUnitReader {
         /// The picture's position in display order, counted from the start of the stream.
         public var displayIndex: Int
         /// The parameter sets in force for this picture.
-        public var format: FormatDescription
+        public var format: VideoFormatDescription
     }
 
     private let bytes: UnsafeRawBufferPointer
@@ -24,7 +24,7 @@ public struct AccessUnitReader {
     private var parsedSPS: [Int: SequenceParameterSet] = [:]
     private var ppsToSPS: [Int: Int] = [:]
     /// The description of the parameter sets seen so far; nil when one changed since it was made.
-    private var format: FormatDescription?
+    private var format: VideoFormatDescription?
     /// Pictures of the current IDR period, waiting for the period to end to be ranked.
     private var period: [(unit: Unit, order: Int)] = []
     private var ready: [Unit] = []
@@ -106,11 +106,11 @@ public struct AccessUnitReader {
         guard let header else { return false }
         if header.idr { flushPeriod() }
         // Made again only when a parameter set came (before every keyframe), not per picture.
-        let current: FormatDescription
+        let current: VideoFormatDescription
         if let format {
             current = format
         } else {
-            current = try FormatDescription(
+            current = try VideoFormatDescription(
                 h264ParameterSets: sequenceParameterSets.keys.sorted().compactMap { sequenceParameterSets[$0] }
                     + pictureParameterSets.keys.sorted().compactMap { pictureParameterSets[$0] })
             format = current

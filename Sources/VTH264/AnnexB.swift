@@ -41,7 +41,7 @@ public enum AnnexB {
 
     /// One encoded frame in Annex B form. A keyframe gets the format's SPS, then its PPS,
     /// first, so that decoding can start at any keyframe of the file.
-    public static func annexB(_ frame: EncodedFrame, format: FormatDescription) throws(BitstreamError) -> [UInt8] {
+    public static func annexB(_ frame: EncodedFrame, format: VideoFormatDescription) throws(BitstreamError) -> [UInt8] {
         let parameterSets = frame.isKeyFrame
             ? format.sequenceParameterSets + format.pictureParameterSets : []
         var out: [UInt8] = []

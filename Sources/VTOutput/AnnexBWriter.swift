@@ -11,7 +11,7 @@ public final class AnnexBWriter: SingleFileOutput {
     public private(set) var statistics = OutputStatistics()
 
     private var accessUnit: [UInt8] = []
-    private var format: FormatDescription?
+    private var format: VideoFormatDescription?
     private var parameterSets: [[UInt8]] = []
 
     /// Opens `path` ("-" for standard output); see `OutputFile` for what is refused.
@@ -23,7 +23,7 @@ public final class AnnexBWriter: SingleFileOutput {
     public var holdsNothing: Bool { true }
 
     /// A raw stream has no header of its own: the parameter sets go before each keyframe.
-    public func writeHeader(_ format: FormatDescription) throws(OutputError) {
+    public func writeHeader(_ format: VideoFormatDescription) throws(OutputError) {
         guard format != self.format else { return }
         self.format = format
         parameterSets = format.sequenceParameterSets + format.pictureParameterSets

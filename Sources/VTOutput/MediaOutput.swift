@@ -46,7 +46,7 @@ public protocol MediaOutput: AnyObject {
     func requiresKeyFrame(for token: FrameToken, at pts: MediaTime) -> Bool
 
     /// The parameter sets the frames that follow were coded with.
-    func writeHeader(_ format: FormatDescription) throws(OutputError)
+    func writeHeader(_ format: VideoFormatDescription) throws(OutputError)
 
     /// Appends one access unit. A failed write leaves the output ending at its last complete
     /// access unit wherever the medium allows (a regular file is cut back to it).

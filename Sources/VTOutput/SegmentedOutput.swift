@@ -40,7 +40,7 @@ public final class SegmentedOutput: MediaOutput {
     /// Files on disk, oldest first, for `maxFiles`.
     private var kept: [String] = []
     private var closed = OutputStatistics()
-    private var format: FormatDescription?
+    private var format: VideoFormatDescription?
     /// Whether every file finished so far was finalized (nil: the kind has nothing to finish).
     private var closedFinalized: Bool?
 
@@ -82,7 +82,7 @@ public final class SegmentedOutput: MediaOutput {
         boundaries?.startsSegment(token, at: pts) ?? false
     }
 
-    public func writeHeader(_ format: FormatDescription) throws(OutputError) {
+    public func writeHeader(_ format: VideoFormatDescription) throws(OutputError) {
         self.format = format
         try current.writeHeader(format)
     }

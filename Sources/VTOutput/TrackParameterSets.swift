@@ -6,16 +6,16 @@ import VTH264
 /// after that (a new size mid-recording) go in-band, length-prefixed, before the next keyframes.
 struct TrackParameterSets {
     /// The latest parameter sets.
-    private(set) var format: FormatDescription?
+    private(set) var format: VideoFormatDescription?
     /// The ones the track header describes (its size, its avcC).
-    private(set) var trackFormat: FormatDescription?
+    private(set) var trackFormat: VideoFormatDescription?
     private(set) var avcC: [UInt8] = []
     /// Length-prefixed SPS and PPS for the front of each keyframe; empty while the avcC holds.
     private(set) var inBand: [UInt8] = []
 
     /// Takes the parameter sets of the frames that follow; `fixed` once a frame was taken.
     /// `container` names the format in the error ("an MP4", "Matroska").
-    mutating func update(_ format: FormatDescription, fixed: Bool, container: String) throws(OutputError) {
+    mutating func update(_ format: VideoFormatDescription, fixed: Bool, container: String) throws(OutputError) {
         guard format != self.format else { return }
         let record: [UInt8]
         do {

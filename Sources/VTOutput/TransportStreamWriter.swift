@@ -34,7 +34,7 @@ public final class TransportStreamWriter: SingleFileOutput {
     public private(set) var statistics = OutputStatistics()
     private let options: Options
     private let sink: Sink
-    private var format: FormatDescription?
+    private var format: VideoFormatDescription?
     private var context: UnsafeMutablePointer<AVFormatContext>?
     private var stream: UnsafeMutablePointer<AVStream>?
     private var soundStream: UnsafeMutablePointer<AVStream>?
@@ -73,7 +73,7 @@ public final class TransportStreamWriter: SingleFileOutput {
     /// The muxer is opened with the first frame.
     public var holdsNothing: Bool { framesGiven == 0 }
 
-    public func writeHeader(_ format: FormatDescription) throws(OutputError) {
+    public func writeHeader(_ format: VideoFormatDescription) throws(OutputError) {
         guard format != self.format else { return }
         self.format = format
     }
@@ -140,7 +140,7 @@ public final class TransportStreamWriter: SingleFileOutput {
     }
 
     /// Sets up the muxer for the stream `format` describes and writes the file's header.
-    private func open(_ format: FormatDescription, first frame: EncodedFrame) throws(OutputError) {
+    private func open(_ format: VideoFormatDescription, first frame: EncodedFrame) throws(OutputError) {
         // Whatever fails is reported once, as an OutputError.
         var made: UnsafeMutablePointer<AVFormatContext>?
         try check(vt_avformat_alloc_output_context2(&made, nil, "mpegts", nil), "set up the mpegts muxer")

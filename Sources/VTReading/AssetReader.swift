@@ -29,7 +29,7 @@ public final class AssetReader {
     public let frameRate: FrameRate?
     /// The parameter sets of the frames read so far (from the container's avcC, or the first
     /// ones in the stream).
-    public private(set) var format: FormatDescription?
+    public private(set) var format: VideoFormatDescription?
 
     /// The packets are Annex B (MPEG-TS), not length-prefixed (an avcC in the container).
     private var annexB = true
@@ -94,7 +94,7 @@ public final class AssetReader {
         /// AVCC, with the times the container gives (a raw stream's are libavformat's guess).
         public var frame: EncodedFrame
         /// The parameter sets in force for it; nil when none has come yet.
-        public var format: FormatDescription?
+        public var format: VideoFormatDescription?
         /// The byte offset in the file where the unit starts, when the demuxer knows it.
         public var position: Int64?
         /// The unit's size in the file.
@@ -126,7 +126,7 @@ public final class AssetReader {
                 // MPEG-TS and raw streams (and in-band parameter sets): Annex B, with SPS and PPS at keyframes.
                 let split = AVCC.fromAnnexB(bytes, parameterSetsApart: true)
                 if !split.sequenceParameterSets.isEmpty && !split.pictureParameterSets.isEmpty {
-                    format = try? FormatDescription(h264ParameterSets: split.sequenceParameterSets
+                    format = try? VideoFormatDescription(h264ParameterSets: split.sequenceParameterSets
                         + split.pictureParameterSets)
                 }
                 bytes = split.accessUnit
@@ -158,10 +158,10 @@ public final class AssetReader {
     }
 
     /// A format description from an avcC record, or from Annex B parameter sets.
-    private static func format(extradata: [UInt8]) -> FormatDescription? {
-        if extradata.first == 1 { return try? FormatDescription(avcC: extradata) }
+    private static func format(extradata: [UInt8]) -> VideoFormatDescription? {
+        if extradata.first == 1 { return try? VideoFormatDescription(avcC: extradata) }
         let split = AVCC.fromAnnexB(extradata, parameterSetsApart: true)
-        return try? FormatDescription(h264ParameterSets: split.sequenceParameterSets + split.pictureParameterSets)
+        return try? VideoFormatDescription(h264ParameterSets: split.sequenceParameterSets + split.pictureParameterSets)
     }
 }
 

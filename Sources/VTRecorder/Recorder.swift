@@ -71,7 +71,7 @@ public final class Recorder {
     private var session: (any CompressionSession)?
     private var output: (any MediaOutput)?
     /// The parameter sets the output was last given.
-    private var outputFormat: FormatDescription?
+    private var outputFormat: VideoFormatDescription?
     private var framesSubmitted = 0
     private var limitHit: StopReason?
     private var framesDuplicated = 0
@@ -165,7 +165,7 @@ public final class Recorder {
                 try timestamps?.close()
             } else {
                 try control.whileWriting({ output = try makeOutput() }, unusedFile: { output?.unusedFile })
-                sound?.audio.start { [control] error in control.fail(error) }
+                sound?.audio.start { [control] error in control.stopForFailure(error) }
                 startCaptureThread()
                 reason = try timing.map { try encodeOnGrid(ConstantRateGrid(rate: $0), session) } ?? encodeEach(session)
                 // Capture is over: the camera is given back before the encoder drains.
@@ -190,7 +190,7 @@ public final class Recorder {
         } catch {
             failure = error
             reason = .error
-            control.stopCapture()
+            control.endCaptureEarly()
         }
         for stage in stages { stage.finish() }
         sound?.audio.cancel()
@@ -318,7 +318,7 @@ public final class Recorder {
                         keyFrame: Bool, session: any CompressionSession) throws {
         if let reason = limitReached(at: pts) {
             limitHit = reason
-            control.stopCapture()
+            control.endCaptureEarly()
             return
         }
         let token = FrameToken(nextToken)

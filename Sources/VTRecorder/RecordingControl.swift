@@ -35,14 +35,14 @@ public final class RecordingControl: Sendable {
     }
 
     /// Asks the recording to end cleanly (first SIGINT/SIGTERM). Safe from any thread.
-    public func requestStop() {
+    public func stopCleanly() {
         stopRequested.store(true, ordering: .releasing)
         source.stop()
     }
 
     /// Ends the process at once (second signal) without cutting an access unit in half. An
     /// output file that got no frame yet is removed, as on a clean stop.
-    public func abort(status: Int32) -> Never {
+    public func abortProcess(exitStatus status: Int32) -> Never {
         writing.withLock { unusedFile in
             if let unusedFile { _ = try? systemCall("unlink") { unlink(unusedFile) } }
             _exit(status)
@@ -58,7 +58,7 @@ public final class RecordingControl: Sendable {
     /// Ends the recording for a failure found off the capture thread (a required microphone
     /// gone, the audio encoder failing): capture stops as for a signal, what was captured is
     /// written, and the recording reports `error` (the first one, if several come).
-    public func fail(_ error: any Error) {
+    public func stopForFailure(_ error: any Error) {
         failure.withLock { if $0 == nil { $0 = error } }
         stopRequested.store(true, ordering: .releasing)
         source.stop()
@@ -66,7 +66,7 @@ public final class RecordingControl: Sendable {
 
     /// Stops capture from the encoder thread (a limit, a failure) and hands back whatever the
     /// capture thread had queued.
-    func stopCapture() {
+    func endCaptureEarly() {
         stopRequested.store(true, ordering: .releasing)
         source.stop()
         queue.closeAndEmpty()

@@ -133,7 +133,7 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
     /// `camera` is what a camera was asked for and gave; `format.pixel_format` is then the
     /// camera's format (yuyv, mjpeg…), else the format frames arrive in.
     public init(result: RecordingResult, input: String, output: String, container: Container = .h264,
-                format: SourceFormat, camera: CameraNegotiationReport? = nil, realTime: EncoderSettings.RealTimeMode) {
+                format: CaptureFormat, camera: CameraNegotiationReport? = nil, realTime: EncoderSettings.RealTimeMode) {
         let s = result.statistics
         encoder = result.encoder
         self.input = input

@@ -30,11 +30,11 @@ struct Batch: ParsableCommand {
 
     func run() throws {
         // A closed terminal stops the batch like Ctrl-C: the running job must not go on alone.
-        SignalMonitor.blockStopSignals(hangUp: true)
+        StopSignals.blockStopSignals(hangUp: true)
         let batch = try BatchFile(path: file)
         let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         let runner = try BatchRunner(executable: executable, jobs: batch.jobs)
-        SignalMonitor.start(
+        StopSignals.start(
             hangUp: true,
             onFirst: { name in
                 writeToStandardError("vtrecord: \(name): finishing the running job; no more jobs will start")

@@ -17,7 +17,7 @@ extension FrameSize: ExpressibleByArgument {
 enum CameraFormatArgument: String, ExpressibleByArgument, CaseIterable {
     case auto, yuyv, nv12, yu12, mjpeg
 
-    var pixelFormat: CameraWireFormat? { CameraWireFormat(rawValue: rawValue) }
+    var pixelFormat: CameraPixelFormat? { CameraPixelFormat(rawValue: rawValue) }
 }
 
 /// `--control brightness=20`: checked against the camera's controls once it is open.

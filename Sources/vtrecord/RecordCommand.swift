@@ -48,17 +48,17 @@ extension VTRecord {
     }
 
     func run() throws {
-        SignalMonitor.blockStopSignals()
+        StopSignals.blockStopSignals()
         let logger = Logging.Logger(label: "vtrecord")
         // Listening from the start: a camera can take its time to open, and a signal meanwhile
         // must not wait for it (nor two signals merge into one while nobody takes them).
-        let stop = ShutdownRequest()
-        SignalMonitor.start(
+        let stop = StopRequest()
+        StopSignals.start(
             onFirst: { [quiet = output.quiet] name in
                 if !quiet { logger.notice("\(name): finishing the recording (send it again to abort)") }
-                stop.request()
+                stop.stopCleanly()
             },
-            onSecond: { stop.abort(status: ExitStatus.aborted.rawValue) })
+            onSecond: { stop.abortProcess(exitStatus: ExitStatus.aborted.rawValue) })
         let container = try output.chosenContainer()
         let soundCodec = try sound.audio.map { _ throws(UsageError) in try sound.codec(for: container) }
         let timing = input.timing(for: container)

@@ -55,7 +55,7 @@ struct Remux: ParsableCommand {
             let reader = try AssetReader(path: input)
             try copy(to: kind, rate: fps?.rate ?? reader.frameRate ?? .fps30,
                      logTimes: kind == .h264) {
-                () throws(ReadError) -> (EncodedFrame, FormatDescription)? in
+                () throws(ReadError) -> (EncodedFrame, VideoFormatDescription)? in
                 guard let frame = try reader.nextFrame(), let format = reader.format else { return nil }
                 return (frame, format)
             }
@@ -76,7 +76,7 @@ struct Remux: ParsableCommand {
         let rate = fps?.rate ?? reader.vuiFrameRate ?? .fps30
         let times = try timestamps.map(Self.readTimestamps)
         var read = 0
-        try copy(to: kind, rate: rate, logTimes: false) { () throws(ReadError) -> (EncodedFrame, FormatDescription)? in
+        try copy(to: kind, rate: rate, logTimes: false) { () throws(ReadError) -> (EncodedFrame, VideoFormatDescription)? in
             let unit: AccessUnitReader.Unit?
             if let pending = first {
                 unit = pending
@@ -110,7 +110,7 @@ struct Remux: ParsableCommand {
     /// `logTimes`: write the presentation times to --timestamps (a container read into a raw
     /// stream).
     private func copy(to kind: Container, rate: FrameRate, logTimes: Bool,
-                      next: () throws(ReadError) -> (EncodedFrame, FormatDescription)?) throws {
+                      next: () throws(ReadError) -> (EncodedFrame, VideoFormatDescription)?) throws {
         let settings = AssetWriter.Settings(
             container: kind, overwrite: overwrite, frameRate: rate, sourceTimes: true,
             fragmentDuration: fragmentDuration?.seconds ?? 1, keepFragmented: mp4Fragmented,
@@ -125,7 +125,7 @@ struct Remux: ParsableCommand {
             var decodeTimes = DecodeTimes(delay: sps.map(AccessUnitReader.reorderDepth) ?? 2, frameDuration: rate.frameDuration)
             let start = item.0.pts
             var shown: [MediaTime] = []
-            var current: FormatDescription?
+            var current: VideoFormatDescription?
             while true {
                 var (frame, format) = item
                 decodeTimes.arrived(frame.pts)

@@ -92,11 +92,11 @@ struct Snapshot: ParsableCommand {
     }
 
     func run() throws {
-        SignalMonitor.blockStopSignals()
+        StopSignals.blockStopSignals()
         let logger = Logging.Logger(label: "vtrecord")
-        let stop = ShutdownRequest()
-        SignalMonitor.start(onFirst: { _ in stop.request() },
-                            onSecond: { stop.abort(status: ExitStatus.aborted.rawValue) })
+        let stop = StopRequest()
+        StopSignals.start(onFirst: { _ in stop.stopCleanly() },
+                            onSecond: { stop.abortProcess(exitStatus: ExitStatus.aborted.rawValue) })
         let template: OutputTemplate
         do { template = try OutputTemplate(output) } catch { throw UsageError("-o \(output): \(error.description)") }
         let device = VTRecord.deviceName(camera: camera.path, input: nil)

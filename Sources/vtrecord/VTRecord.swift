@@ -76,7 +76,7 @@ struct VTRecord: ParsableCommand {
     /// Parses, runs, and maps every failure to the documented exit codes: argument errors (which
     /// swift-argument-parser would end with 64) become 2.
     static func main() {
-        SignalMonitor.ignoreWriteSignals()
+        StopSignals.ignoreWriteSignals()
         LoggingSystem.bootstrap { _ in DiagnosticsLogHandler(level: .info) }
         do {
             let arguments = EncoderSettings.RealTimeMode.expandingBareFlag(Array(CommandLine.arguments.dropFirst()))

@@ -41,7 +41,7 @@ import VTCore
     /// the conformer's statistics.
     static func run(_ microphone: inout Microphone, seconds: Double, origin: Int64,
                     between: (inout Microphone) -> Void = { _ in }) throws -> (samples: [Int16], statistics: AudioConformer.Statistics) {
-        let format = AudioSourceFormat(sampleRate: 48_000, channels: 1, sampleFormat: .s16, isLive: true, name: "simulated")
+        let format = AudioCaptureFormat(sampleRate: 48_000, channels: 1, sampleFormat: .s16, isLive: true, name: "simulated")
         let encoder = try AudioCompressionSession(codec: .pcm, sampleRate: 48_000, channels: 1, bitRate: nil)
         let conformer = try AudioConformer(source: format, encoder: encoder)
         var data: [UInt8] = []

@@ -17,7 +17,7 @@ struct TestPatternSourceTests {
     @Test(arguments: [(1280, 720), (1920, 1080), (320, 240), (64, 64), (96, 64), (318, 200), (640, 66), (66, 400)])
     func everyFrameCarriesItsNumber(width: Int, height: Int) throws {
         let source = try TestPatternSource(width: width, height: height, frameRate: Self.rate30)
-        #expect(source.format == SourceFormat(pixelFormat: .i420, width: width, height: height,
+        #expect(source.format == CaptureFormat(pixelFormat: .i420, width: width, height: height,
                                               frameRate: Self.rate30, sampleAspectRatio: SampleAspectRatio(width: 1, height: 1),
                                               fullRange: false, isLive: false))
         for n in 0..<40 {

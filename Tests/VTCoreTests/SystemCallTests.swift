@@ -71,7 +71,7 @@ import Glibc
 
     @Test func aFailedMappingIsReportedAsMmap() {
         let faults = SystemCallFaults([.init(call: "mmap", errno: ENOMEM)])
-        faults.during {
+        _ = faults.during {
             #expect(throws: SystemError(call: "mmap", errno: ENOMEM)) {
                 try systemCall("mmap") { mmap(nil, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) }
             }

@@ -375,7 +375,7 @@ extension X264SpeedStepTests {
     }
 
     /// `frames` as one Annex B stream at `path`, the parameter sets first.
-    static func writeAnnexB(_ frames: [EncodedFrame], format: FormatDescription, to path: String) throws {
+    static func writeAnnexB(_ frames: [EncodedFrame], format: VideoFormatDescription, to path: String) throws {
         var annexB = AnnexB.startCode + format.sequenceParameterSets[0] + AnnexB.startCode + format.pictureParameterSets[0]
         for frame in frames {
             for range in try AVCC.nalUnitRanges(in: frame.data, lengthSize: 4) { annexB += AnnexB.startCode + frame.data[range] }
@@ -385,7 +385,7 @@ extension X264SpeedStepTests {
 
     /// Writes `frames` as one Annex B stream, decodes it with FFmpeg, and checks each decoded
     /// picture is the moving picture's frame at its place (closer to it than to its neighbours).
-    static func expectDecodesToTheMovingPicture(_ frames: [EncodedFrame], format: FormatDescription, count: Int) throws {
+    static func expectDecodesToTheMovingPicture(_ frames: [EncodedFrame], format: VideoFormatDescription, count: Int) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("steps-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -420,7 +420,7 @@ extension X264SpeedStepTests {
 
 extension X264SpeedStepTests {
     /// The idr_pic_id of each IDR slice of an Annex B stream, as FFmpeg's trace_headers reads it.
-    static func idrPictureIDs(_ frames: [EncodedFrame], format: FormatDescription) throws -> [Int] {
+    static func idrPictureIDs(_ frames: [EncodedFrame], format: VideoFormatDescription) throws -> [Int] {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("idr-\(UUID().uuidString).h264").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         try writeAnnexB(frames, format: format, to: path)

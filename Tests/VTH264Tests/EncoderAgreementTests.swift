@@ -177,7 +177,7 @@ struct EncodedStream: Sendable, CustomTestStringConvertible {
             let file = try stream.encode(in: tool)
             let bytes = try tool.read(file)
             let (spsNAL, ppsNAL) = try Self.firstParameterSets(in: bytes)
-            let format = try FormatDescription(h264ParameterSets: [ppsNAL, spsNAL])
+            let format = try VideoFormatDescription(h264ParameterSets: [ppsNAL, spsNAL])
             let record = try format.avcC()
             let reference = try tool.avcCFromMP4(file)
             // FFmpeg writes the chroma format and bit depth trailer for every profile above
@@ -187,8 +187,8 @@ struct EncodedStream: Sendable, CustomTestStringConvertible {
             } else {
                 #expect(record == reference)
             }
-            #expect(try FormatDescription(avcC: reference) == format)
-            #expect(try FormatDescription(avcC: record) == format)
+            #expect(try VideoFormatDescription(avcC: reference) == format)
+            #expect(try VideoFormatDescription(avcC: record) == format)
             #expect(format.width == stream.width - stream.width % (stream.pixelFormat == "yuv444p" ? 1 : 2))
             #expect(format.height == stream.height)
         }

@@ -13,7 +13,7 @@ import Glibc
     // Made-up NAL units: only their headers and framing matter to the writer.
     static let sps: [UInt8] = [0x67, 0x64, 0x00, 0x1F, 0xAC]
     static let pps: [UInt8] = [0x68, 0xEE, 0x3C, 0x80]
-    static let format = FormatDescription(width: 64, height: 64, sequenceParameterSets: [sps],
+    static let format = VideoFormatDescription(width: 64, height: 64, sequenceParameterSets: [sps],
                                           pictureParameterSets: [pps])
     static let idrSlice: [UInt8] = [0x65, 0x88, 0x84, 0x00, 0x33]
     static let sei: [UInt8] = [0x06, 0x05, 0x01, 0xAA, 0x80]
@@ -205,7 +205,7 @@ import Glibc
 extension MediaOutput {
     /// As the recorder writes: the header whenever the parameter sets may have changed, then
     /// the frame.
-    func write(_ frame: EncodedFrame, format: FormatDescription) throws(OutputError) {
+    func write(_ frame: EncodedFrame, format: VideoFormatDescription) throws(OutputError) {
         try writeHeader(format)
         try write(frame)
     }

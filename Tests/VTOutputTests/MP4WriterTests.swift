@@ -12,7 +12,7 @@ import Glibc
 
 @Suite struct MP4WriterTests {
     /// Real parameter sets (the writer reads the SPS for the avcC record).
-    static let format = try! FormatDescription(h264ParameterSets: [
+    static let format = try! VideoFormatDescription(h264ParameterSets: [
         SequenceParameterSet(profileIdc: 100, levelIdc: 30, width: 320, height: 240).nalUnit(),
         PictureParameterSet(entropyCoding: .cabac).nalUnit(),
     ])

@@ -11,14 +11,14 @@ import VTTestSupport
     static let reason = "VA-API decodes 8-bit 4:2:0 H.264, and this stream is not"
 
     /// The stream's parameter sets as a format description.
-    static func format444(_ dir: TemporaryDirectory) throws -> FormatDescription {
+    static func format444(_ dir: TemporaryDirectory) throws -> VideoFormatDescription {
         let path = dir.path("444.h264")
         let made = try Tools.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=64x64:rate=30",
                                             "-frames:v", "1", "-c:v", "libx264", "-pix_fmt", "yuv444p", "-y", path])
         try #require(made.status == 0, "\(made.stderr)")
         let data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         let units = AnnexB.nalUnitRanges(in: data).map { Array(data[$0]) }
-        return FormatDescription(width: 64, height: 64, sequenceParameterSets: units.filter { $0.first.map { $0 & 0x1F } == 7 },
+        return VideoFormatDescription(width: 64, height: 64, sequenceParameterSets: units.filter { $0.first.map { $0 & 0x1F } == 7 },
                                  pictureParameterSets: units.filter { $0.first.map { $0 & 0x1F } == 8 })
     }
 

@@ -95,7 +95,7 @@ import VTTestSupport
         return bytes
     }
 
-    static func decode(_ frames: [(EncodedFrame, FormatDescription)], threads: Int = 0) throws -> Decoded {
+    static func decode(_ frames: [(EncodedFrame, VideoFormatDescription)], threads: Int = 0) throws -> Decoded {
         var decoded = Decoded()
         let session = try LibavcodecDecompressionSession(format: frames[0].1, threads: threads) { frame in
             decoded.width = frame.pixelBuffer.width
@@ -151,7 +151,7 @@ import VTTestSupport
         let dir = try TemporaryDirectory()
         let path = try Self.encode(stream, in: dir)
         let reader = try AssetReader(path: path)
-        var frames: [(EncodedFrame, FormatDescription)] = []
+        var frames: [(EncodedFrame, VideoFormatDescription)] = []
         while var frame = try reader.nextFrame() {
             frame.token = FrameToken(UInt64(frames.count))
             frames.append((frame, try #require(reader.format)))
@@ -189,7 +189,7 @@ import VTTestSupport
         }
         var stream = Data()
         for part in parts { stream += try Data(contentsOf: URL(fileURLWithPath: part)) }
-        var frames: [(EncodedFrame, FormatDescription)] = []
+        var frames: [(EncodedFrame, VideoFormatDescription)] = []
         try stream.withUnsafeBytes { bytes in
             var reader = AccessUnitReader(annexB: bytes)
             while let unit = try reader.nextUnit() {

@@ -14,7 +14,7 @@ import VTTestSupport
     /// A camera whose frames are stamped up to ±`jitter` µs off the 30 fps grid.
     final class JitteredCamera: CaptureSource, @unchecked Sendable {
         // @unchecked Sendable: `next` and `random` are touched by the capture thread only.
-        let format = SourceFormat(pixelFormat: .i420, width: 64, height: 64,
+        let format = CaptureFormat(pixelFormat: .i420, width: 64, height: 64,
                                   frameRate: FrameRate(numerator: 30, denominator: 1)!, isLive: false)
         let statistics = CaptureStatistics()
         private let frames: Int

@@ -73,7 +73,7 @@ import VTTestSupport
 /// given back.
 final class CountingSource: CaptureSource, @unchecked Sendable {
     // @unchecked Sendable: `next` is touched by the capture thread only; the counts are atomic.
-    let format: SourceFormat
+    let format: CaptureFormat
     let statistics = CaptureStatistics()
     private let frames: Int
     private var next = 0
@@ -82,7 +82,7 @@ final class CountingSource: CaptureSource, @unchecked Sendable {
 
     init(frames: Int, frameRate: FrameRate) {
         self.frames = frames
-        format = SourceFormat(pixelFormat: .i420, width: 64, height: 64, frameRate: frameRate, isLive: false)
+        format = CaptureFormat(pixelFormat: .i420, width: 64, height: 64, frameRate: frameRate, isLive: false)
     }
 
     var delivered: Int { handedOut.load(ordering: .acquiring) }
@@ -110,7 +110,7 @@ final class CountingSource: CaptureSource, @unchecked Sendable {
 final class FailingOutput: MediaOutput {
     let failAt: Int?
     private(set) var statistics = OutputStatistics()
-    private(set) var headers: [FormatDescription] = []
+    private(set) var headers: [VideoFormatDescription] = []
     private(set) var tokens: [FrameToken] = []
     private(set) var finished = false
     private(set) var abandoned = false
@@ -120,7 +120,7 @@ final class FailingOutput: MediaOutput {
     var paths: [String] { ["failing"] }
     var unusedFile: String? { nil }
 
-    func writeHeader(_ format: FormatDescription) throws(OutputError) { headers.append(format) }
+    func writeHeader(_ format: VideoFormatDescription) throws(OutputError) { headers.append(format) }
 
     func writeAudio(_ packet: EncodedAudioPacket) throws(OutputError) {}
 

@@ -15,7 +15,7 @@ import VTTestSupport
     /// the encoder is busy with frame 0, and the stop is asked for as frame `stopAt` is handed out.
     final class ScriptedCamera: CaptureSource, @unchecked Sendable {
         // @unchecked Sendable: `next` is touched by the capture thread only.
-        let format = SourceFormat(pixelFormat: .i420, width: 64, height: 64,
+        let format = CaptureFormat(pixelFormat: .i420, width: 64, height: 64,
                                   frameRate: FrameRate(numerator: 30, denominator: 1)!, isLive: true)
         let statistics = CaptureStatistics()
         let encoderBusy = DispatchSemaphore(value: 0)
@@ -56,7 +56,7 @@ import VTTestSupport
                                     makeSession: { _ in session },
                                     makeOutput: { try AnnexBWriter(path: "/dev/null", overwrite: true) })
             box.control = recorder.control
-            camera.onStop = { [control = recorder.control] in control.requestStop() }
+            camera.onStop = { [control = recorder.control] in control.stopCleanly() }
             return (recorder.run(), session.encoded)
         }
         #expect(result.stopReason == .signal)

@@ -18,7 +18,7 @@ import VTVAAPI
 /// later, so the hardware works on one picture while the next is uploaded.
 public final class VAAPISession: CompressionSession {
     public let encoderName = "vaapi"
-    public private(set) var formatDescription: FormatDescription
+    public private(set) var formatDescription: VideoFormatDescription
     public private(set) var resolvedSettings: EncoderSettings
     public let plan: VAAPIPlan
     /// B-frames here are never references: decoding runs one picture ahead.
@@ -87,7 +87,7 @@ public final class VAAPISession: CompressionSession {
         self.planner = planner
         let headers = VAAPIHeaders(plan: plan, settings: settings, width: width, height: height, planner: planner)
         self.headers = headers
-        self.formatDescription = FormatDescription(width: width, height: height,
+        self.formatDescription = VideoFormatDescription(width: width, height: height,
                                                    sequenceParameterSets: [], pictureParameterSets: [])
         var resolved = settings
         resolved.profile = plan.profile
@@ -131,7 +131,7 @@ public final class VAAPISession: CompressionSession {
         } catch {
             throw .openFailed(encoder: "vaapi", reason: error.description)
         }
-        formatDescription = FormatDescription(width: width, height: height,
+        formatDescription = VideoFormatDescription(width: width, height: height,
                                               sequenceParameterSets: [headers.sps.nalUnit()],
                                               pictureParameterSets: [headers.pps.nalUnit()])
     }
@@ -327,7 +327,7 @@ public final class VAAPISession: CompressionSession {
         let sps = split.sequenceParameterSets
         let pps = split.pictureParameterSets
         if plan.packedHeaders & UInt32(VA_ENC_PACKED_HEADER_SEQUENCE) == 0, !sps.isEmpty, !pps.isEmpty {
-            formatDescription = FormatDescription(width: width, height: height,
+            formatDescription = VideoFormatDescription(width: width, height: height,
                                                   sequenceParameterSets: sps, pictureParameterSets: pps)
         }
         guard !data.isEmpty else {

@@ -128,7 +128,7 @@ public final class MP4Writer: SingleFileOutput {
     /// Whether a clean end can finalize this file (standard output and pipes cannot be).
     public var canFinalize: Bool { file.isRegularFile && file.path != "-" && !options.keepFragmented }
 
-    public func writeHeader(_ format: FormatDescription) throws(OutputError) {
+    public func writeHeader(_ format: VideoFormatDescription) throws(OutputError) {
         // A fragmented track cannot take a new sample description once a frame is taken.
         try parameterSets.update(format, fixed: track != nil || !pending.isEmpty, container: "an MP4")
     }

@@ -131,7 +131,7 @@ public final class MatroskaWriter: SingleFileOutput {
     public var finalized: Bool? { isFinalized }
     private var canFinalize: Bool { file.isRegularFile && file.path != "-" }
 
-    public func writeHeader(_ format: FormatDescription) throws(OutputError) {
+    public func writeHeader(_ format: VideoFormatDescription) throws(OutputError) {
         try parameterSets.update(format, fixed: layout != nil || clusterFrames > 0, container: "Matroska")
     }
 

@@ -59,7 +59,7 @@ enum H264FuzzCorpus {
             let ppsUnits = units.filter { NALUnitHeader($0[0]).type == .pps }
             sequence += spsUnits.prefix(1)
             picture += ppsUnits.prefix(1)
-            records.append(try FormatDescription(h264ParameterSets: Array(spsUnits.prefix(1) + ppsUnits.prefix(1))).avcC())
+            records.append(try VideoFormatDescription(h264ParameterSets: Array(spsUnits.prefix(1) + ppsUnits.prefix(1))).avcC())
             accessUnits.append(units.prefix(6).flatMap { unit in
                 withUnsafeBytes(of: UInt32(unit.count).bigEndian, Array.init) + unit
             })

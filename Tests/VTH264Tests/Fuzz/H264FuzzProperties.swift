@@ -117,9 +117,9 @@ public enum H264FuzzProperties {
 
     /// An avcC record that parses writes a record that parses to the same description.
     public static func avcCRecord(_ input: [UInt8]) -> String? {
-        guard let format = try? FormatDescription(avcC: input) else { return nil }
+        guard let format = try? VideoFormatDescription(avcC: input) else { return nil }
         do {
-            let again = try FormatDescription(avcC: format.avcC())
+            let again = try VideoFormatDescription(avcC: format.avcC())
             return again == format ? nil : "avcC → description → avcC changed the description"
         } catch {
             return "the avcC written for a parsed description does not parse: \(error)"

@@ -5,7 +5,7 @@ import VTCapture
 import Glibc
 #endif
 
-/// The process's answer to being told to end (SIGINT, SIGTERM, as `SignalMonitor` hears them),
+/// The process's answer to being told to end (SIGINT, SIGTERM, as `StopSignals` hears them),
 /// from the moment vtrecord starts opening its source: the first asks for a clean stop (of a
 /// recording, or of a source read on its own, as `snapshot` does), a second aborts at once.
 ///
@@ -13,7 +13,7 @@ import Glibc
 /// negotiates its format. It is kept, and the recording ends as soon as it is made, before it
 /// creates any output. A second signal before then has nothing to keep whole and ends the
 /// process straight away.
-public final class ShutdownRequest: Sendable {
+public final class StopRequest: Sendable {
     private struct State {
         var requested = false
         var recording: RecordingControl?
@@ -24,15 +24,15 @@ public final class ShutdownRequest: Sendable {
 
     public init() {}
 
-    public var isRequested: Bool { state.withLock { $0.requested } }
+    public var isStopRequested: Bool { state.withLock { $0.requested } }
 
     /// The first signal: stops the recording, or the one about to be made.
-    public func request() {
+    public func stopCleanly() {
         let (recording, source) = state.withLock { state in
             state.requested = true
             return (state.recording, state.source)
         }
-        recording?.requestStop()
+        recording?.stopCleanly()
         source?.stop()
     }
 
@@ -43,7 +43,7 @@ public final class ShutdownRequest: Sendable {
             state.recording = recording
             return state.requested
         }
-        if requested { recording.requestStop() }
+        if requested { recording.stopCleanly() }
     }
 
     /// From now on a request stops `source` (read without a recorder); one made earlier stops
@@ -58,8 +58,8 @@ public final class ShutdownRequest: Sendable {
 
     /// The second signal. A recording aborts without cutting an access unit in half; before
     /// there is one, nothing is being written.
-    public func abort(status: Int32) -> Never {
-        if let recording = state.withLock({ $0.recording }) { recording.abort(status: status) }
+    public func abortProcess(exitStatus status: Int32) -> Never {
+        if let recording = state.withLock({ $0.recording }) { recording.abortProcess(exitStatus: status) }
         _exit(status)
     }
 }

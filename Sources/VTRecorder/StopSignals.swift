@@ -10,7 +10,7 @@ import Glibc
 ///
 /// The signals are blocked in every thread and taken by one thread with sigwait(2), so no
 /// handler runs at an arbitrary point and blocking calls elsewhere are not interrupted.
-public enum SignalMonitor {
+public enum StopSignals {
     /// Broken pipes and file-size limits come back as EPIPE and EFBIG from write(2) instead of
     /// killing the process, so the writer can say what happened and keep the file whole.
     public static func ignoreWriteSignals() {

@@ -2,7 +2,7 @@
 /// (CoreMedia's `CMVideoFormatDescription`).
 ///
 /// Building and parsing the avcC record lives with the bitstream code (VTH264).
-public struct FormatDescription: Sendable, Equatable {
+public struct VideoFormatDescription: Sendable, Equatable {
     public var width: Int
     public var height: Int
     /// Sequence parameter set NAL units, each with its one-byte NAL header and no start code.
