@@ -4,15 +4,16 @@ import Synchronization
 import Glibc
 #endif
 
-/// One source's way out of its blocking waits: raised from any thread, it wakes a capture
-/// thread blocked in `poll(2)` (waiting on a pipe, a camera, a microphone, or the next frame
-/// time of a paced source). It knows nothing of signals or recordings; `StopRequest` decides when
-/// a recording stops, and the recording stops its source, which raises this.
+/// One source's way out of its blocking waits, a latch: tripped once from any thread, it wakes
+/// a capture thread blocked in `poll(2)` (waiting on a pipe, a camera, a microphone, or the
+/// next frame time of a paced source) and ends every wait after. It knows nothing of signals
+/// or recordings; `StopRequest` decides when a recording stops, and the recording stops its
+/// source, which trips this.
 ///
 /// A flag alone would be seen only after the blocking call returned, which on an idle pipe or
 /// at a low frame rate could be never or seconds later.
 public final class SourceInterrupt: Sendable {
-    private let raised = Atomic<Bool>(false)
+    private let tripped = Atomic<Bool>(false)
     /// A pipe whose read end becomes readable once stop is requested; nothing ever reads it,
     /// so it stays readable for every later poll.
     private let wakeRead: Int32
@@ -36,10 +37,11 @@ public final class SourceInterrupt: Sendable {
         if wakeWrite >= 0 { try? closeDescriptor(wakeWrite) }
     }
 
-    public var isTripped: Bool { raised.load(ordering: .acquiring) }
+    public var isTripped: Bool { tripped.load(ordering: .acquiring) }
 
+    /// Ends the source's waits, now and from then on; a second call does nothing.
     public func trip() {
-        guard !raised.exchange(true, ordering: .acquiringAndReleasing), wakeWrite >= 0 else { return }
+        guard !tripped.exchange(true, ordering: .acquiringAndReleasing), wakeWrite >= 0 else { return }
         var byte: UInt8 = 1
         // The pipe is empty and nothing else writes it, so this byte fits; were it ever full,
         // the read end would already be readable, which is all the byte is for.
