@@ -62,6 +62,9 @@ public final class TestPatternSource: CaptureSource {
 
     public var statistics: CaptureStatistics { counters.withLock { $0 } }
 
+    /// Pictures handed out whose frames have not been let go: 0 once every consumer let go.
+    public var picturesInUse: Int { pool.inUse }
+
     /// The next picture; nil only after `stop()`.
     public func nextFrame() -> CapturedFrame? {
         schedule.withLock { schedule -> CapturedFrame? in

@@ -62,6 +62,7 @@ final class V4L2BufferRing: @unchecked Sendable {
         /// `pictures(…)`, for this buffer's index); it goes back to the driver when that lease
         /// ends.
         consuming func lease(_ picture: PixelBuffer) -> PixelBufferLease {
+            ring?.leased.add(1, ordering: .relaxed)
             ring = nil
             return PixelBufferLease(handingOut: picture)
         }
@@ -192,6 +193,10 @@ final class V4L2BufferRing: @unchecked Sendable {
         state.streaming = false
     }
 
+    /// Buffers frames hold without a copy (`Filled.lease`), not yet given back.
+    var buffersLeased: Int { leased.load(ordering: .relaxed) }
+    private let leased = Atomic<Int>(0)
+
     /// Buffers the driver has to fill: those userspace does not hold.
     var buffersWithDriver: Int {
         state.withLock { state in state.held.count(where: { !$0 }) }
@@ -224,6 +229,7 @@ final class V4L2BufferRing: @unchecked Sendable {
                   planes: (UnsafeMutableRawPointer) -> [PixelPlane]) -> [PixelBuffer] {
         mappings.indices.map { index in
             PixelBuffer(format: format, width: width, height: height, planes: planes(mappings[index].address)) { _ in
+                self.leased.subtract(1, ordering: .relaxed)
                 self.requeue(index)
             }
         }

@@ -176,6 +176,13 @@ public final class V4L2Source: CaptureSource {
 
     public var statistics: CaptureStatistics { counters.withLock { $0 } }
 
+    /// Pictures handed out (converted into the pool, or the driver's own buffers) whose frames
+    /// have not been let go: 0 once every consumer let go. Read once capture has ended (it
+    /// waits for the capture thread's hold on the stream).
+    public var picturesInUse: Int {
+        reader.withLock { reader in reader.stream.pool.inUse + reader.stream.ring.buffersLeased }
+    }
+
     public func stop() {
         interrupt.trip()
     }

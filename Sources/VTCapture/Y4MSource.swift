@@ -25,9 +25,9 @@ public final class Y4MSource: CaptureSource {
     private let reader: Mutex<Reader>
     private let interrupt: SourceInterrupt
     private let pool: PixelBufferPool
-    /// Mapped pictures not yet released, at most as many as the pool has buffers, so a
+    /// Mapped pictures not yet given back, at most as many as the pool has buffers, so a
     /// consumer that holds pictures holds the reader back in both paths.
-    private let mappedSlots: DispatchSemaphore
+    private let mappedSlots: MappingSlots
     private let counters = Mutex(CaptureStatistics())
     private let sampling: Y4MStreamHeader.Sampling
     private let pictureSize: Int
@@ -92,12 +92,14 @@ public final class Y4MSource: CaptureSource {
         self.pool = PixelBufferPool(format: .i420, width: header.width, height: header.height,
                                     capacity: bufferCount)
         self.reader = Mutex(Reader(input: input))
-        // Started at zero and raised to the count: a semaphore freed below its starting value traps.
-        self.mappedSlots = DispatchSemaphore(value: 0)
-        for _ in 0..<bufferCount { mappedSlots.signal() }
+        self.mappedSlots = MappingSlots(count: bufferCount)
     }
 
     public var statistics: CaptureStatistics { counters.withLock { $0 } }
+
+    /// Pictures handed out (read or mapped) whose frames have not been let go: 0 once every
+    /// consumer let go.
+    public var picturesInUse: Int { pool.inUse + mappedSlots.inUse }
 
     /// The next frame, or nil at the end of the input or after `stop()`.
     ///
@@ -193,20 +195,44 @@ public final class Y4MSource: CaptureSource {
     }
 }
 
-/// One of the mapped pictures a reader may have out at once (`mappedSlots`). Taken before a
+/// How many pictures a reader may have mapped at once, and how many it has.
+private final class MappingSlots: Sendable {
+    private let free = DispatchSemaphore(value: 0)
+    private let taken = Atomic<Int>(0)
+
+    init(count: Int) {
+        // Started at zero and raised to the count: a semaphore freed below its starting value traps.
+        for _ in 0..<count { free.signal() }
+    }
+
+    /// Waits for a slot and takes it.
+    func take() {
+        free.wait()
+        taken.add(1, ordering: .relaxed)
+    }
+
+    func giveBack() {
+        taken.subtract(1, ordering: .relaxed)
+        free.signal()
+    }
+
+    var inUse: Int { taken.load(ordering: .relaxed) }
+}
+
+/// One of the mapped pictures a reader may have out at once (`MappingSlots`). Taken before a
 /// picture is mapped; given back when the slot ends unused, or, once it leased a picture, when
 /// that lease ends and the picture is unmapped.
 private struct MappingSlot: ~Copyable {
-    private let slots: DispatchSemaphore
+    private let slots: MappingSlots
     private var held = true
 
-    init(waitingOn slots: DispatchSemaphore) {
-        slots.wait()
+    init(waitingOn slots: MappingSlots) {
+        slots.take()
         self.slots = slots
     }
 
     deinit {
-        if held { slots.signal() }
+        if held { slots.giveBack() }
     }
 
     /// The 4:2:0 picture in `mapping`, leased without a copy. Read-only memory: the encoders
@@ -229,7 +255,7 @@ private struct MappingSlot: ~Copyable {
         held = false
         let buffer = PixelBuffer(format: .i420, width: width, height: height, planes: planes) { _ in
             if let base = UnsafeMutableRawPointer(bitPattern: address) { unmapMemory(base, length: length) }
-            slots.signal()
+            slots.giveBack()
         }
         return PixelBufferLease(handingOut: buffer)
     }

@@ -53,6 +53,9 @@ public final class PixelBufferPool: Sendable {
     /// Buffers made so far: the most that were out at once.
     public var madeCount: Int { buffers.withLock { $0.made } }
 
+    /// Buffers handed out whose leases have not ended.
+    public var inUse: Int { buffers.withLock { $0.made - $0.free.count } }
+
     private func pop() -> PixelBufferLease {
         let reused = buffers.withLock { buffers -> PixelBuffer? in
             if let buffer = buffers.free.popLast() { return buffer }

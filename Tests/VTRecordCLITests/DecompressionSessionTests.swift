@@ -247,6 +247,50 @@ import VTTestSupport
     }
 }
 
+extension DecompressionSessionTests {
+    /// Where a receiver keeps one picture.
+    final class KeptPicture {
+        var frame: DecodedFrame?
+    }
+
+    /// Decoded pictures are the decoder's memory, lent out: each goes back when the receiver
+    /// lets go of its frame, whether it keeps the frame for a while, lets it go at once, or
+    /// throws while it holds it; and none is left held once the session is invalidated.
+    @Test(arguments: [1, 0])
+    func everyPictureGoesBackToTheDecoderWhenItsFrameIsLetGo(threads: Int) throws {
+        struct Refused: Error {}
+        let dir = try TemporaryDirectory()
+        let path = try Self.encode(Self.streams[0], in: dir)
+        let reader = try AssetReader(path: path)
+        var frames: [EncodedFrame] = []
+        while var frame = try reader.nextFrame() {
+            frame.token = FrameToken(UInt64(frames.count))
+            frames.append(frame)
+        }
+        let kept = KeptPicture()
+        var delivered = 0
+        let session = try LibavcodecDecompressionSession(format: try #require(reader.format), threads: threads) { frame in
+            delivered += 1
+            if delivered == 2 {
+                kept.frame = consume frame
+                return
+            }
+            if delivered == 4 { throw Refused() }
+        }
+        var refused = false
+        for frame in frames where !refused {
+            do { try session.decode(frame) } catch is Refused { refused = true }
+        }
+        #expect(refused, "the receiver threw while it held a picture")
+        #expect(session.picturesHeld == 1, "only the kept picture is still held")
+        kept.frame = nil
+        #expect(session.picturesHeld == 0)
+        try session.finishDelayedFrames()
+        session.invalidate()
+        #expect(delivered >= 4 && session.picturesHeld == 0)
+    }
+}
+
 struct DecodeTestFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
