@@ -64,7 +64,7 @@ import Testing
         return ["README.md"] + docs
     }
 
-    /// swift-argument-parser's own options, which its dump does not list.
+    /// swift-argument-parser's own options, which its dump does not list (each is tried below).
     static let parserOwnOptions: Set<String> = ["--generate-completion-script"]
 
     /// The option reference is the man page (checked above for every option); the README and
@@ -75,6 +75,8 @@ import Testing
         let tree = try CommandTree.ofBuiltBinary()
         let options = Dictionary(uniqueKeysWithValues: tree.commands.map { ($0.path, $0.options) })
         let everyOption = tree.allOptions.union(Self.parserOwnOptions)
+        let completion = try Tools.vtrecord(["--generate-completion-script", "bash"])
+        #expect(completion.status == 0 && !completion.stdout.isEmpty, "\(completion.stderr)")
         for name in try Self.userDocuments() {
             let mentions = DocumentedCommands.optionMentions(inMarkdown: try Self.document(name), commands: Set(options.keys))
             for mention in mentions {
