@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// The man page and the README must describe the binary that was built.
+/// The man page, the README and docs/ must describe the binary that was built.
 @Suite struct DocumentationTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
@@ -57,27 +57,106 @@ import Testing
         }
     }
 
-    /// The README's option reference: a heading per command, a line per option under it, and
-    /// no line for an option that command does not have.
-    @Test func readmeOptionReferenceHasALineForEveryOption() throws {
+    /// The documents a user reads: the README and the notes under docs/.
+    static func userDocuments() throws -> [String] {
+        let docs = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("docs").path)
+            .filter { $0.hasSuffix(".md") }.sorted().map { "docs/" + $0 }
+        return ["README.md"] + docs
+    }
+
+    /// swift-argument-parser's own options, which its dump does not list (each is tried below).
+    static let parserOwnOptions: Set<String> = ["--generate-completion-script"]
+
+    /// The option reference is the man page (checked above for every option); the README and
+    /// docs/ name options in recipes and prose, and every option they name must be one the
+    /// binary has, for the command they name it with: a document that names an option the
+    /// binary lacks, or a command it does not have, fails here.
+    @Test func documentsNameOnlyOptionsAndCommandsTheBinaryHas() throws {
         let tree = try CommandTree.ofBuiltBinary()
-        let readme = DocumentedCommands.readme(try Self.document("README.md"))
-        #expect(!readme.commands.isEmpty, "README.md has no '## Option reference' section with command headings")
-        for command in tree.commands {
-            // A command that only groups others and has no options of its own needs no heading.
-            if command.hasSubcommands && command.documentedOptions.isEmpty && !command.path.isEmpty { continue }
-            #expect(readme.commands.contains(command.path),
-                    "README.md option reference has no '### `\(command.name)`' heading")
-            let documented = readme.options[command.path] ?? []
-            let missing = command.documentedOptions.subtracting(documented)
-            #expect(missing.isEmpty, "README.md option reference lacks lines under \(command.name) for \(missing.sorted())")
-            let unknown = documented.subtracting(command.options)
-            #expect(unknown.isEmpty, "README.md option reference lists under \(command.name) options it does not have: \(unknown.sorted())")
+        let options = Dictionary(uniqueKeysWithValues: tree.commands.map { ($0.path, $0.options) })
+        let everyOption = tree.allOptions.union(Self.parserOwnOptions)
+        let completion = try Tools.vtrecord(["--generate-completion-script", "bash"])
+        #expect(completion.status == 0 && !completion.stdout.isEmpty, "\(completion.stderr)")
+        for name in try Self.userDocuments() {
+            let mentions = DocumentedCommands.optionMentions(inMarkdown: try Self.document(name), commands: Set(options.keys))
+            for mention in mentions {
+                if let unknown = mention.unknownCommand {
+                    Issue.record("\(name): \(mention) runs 'vtrecord \(unknown)', which is no command of vtrecord")
+                    continue
+                }
+                // `presets show NAME` takes recording options after the name.
+                let known = mention.command.map { $0 == ["presets", "show"] ? [] : $0 }
+                    .map { (options[$0] ?? []).union(Self.parserOwnOptions) } ?? everyOption
+                let missing = mention.options.filter { !known.contains($0) }
+                #expect(missing.isEmpty, "\(name): \(mention) names \(missing), which vtrecord\(mention.command.map { " " + $0.joined(separator: " ") } ?? "") does not have")
+            }
         }
-        let commands = Set(tree.commands.map(\.path))
-        for path in readme.commands where !commands.contains(path) {
-            Issue.record("README.md option reference has a heading for vtrecord \(path.joined(separator: " ")), which does not exist")
+        // The parse reads the README's recipes and prose: a recipe records with sound, and the
+        // prose names options alone.
+        let readme = DocumentedCommands.optionMentions(inMarkdown: try Self.document("README.md"), commands: Set(options.keys))
+        #expect(readme.contains { $0.command == [] && $0.options.contains("--audio") && $0.options.contains("--device") })
+        #expect(readme.contains { $0.command == ["thumbnail"] && $0.options.contains("--tile") })
+        #expect(readme.contains { $0.command == nil })
+    }
+
+    /// Every link between the documents leads to a file that exists and, with a `#fragment`,
+    /// to a heading in it.
+    @Test func linksBetweenDocumentsLeadSomewhere() throws {
+        var checked = 0
+        for name in try Self.userDocuments() {
+            let document = Self.root.appendingPathComponent(name)
+            for link in Self.links(in: try Self.document(name)) where !link.contains("://") && !link.hasPrefix("mailto:") {
+                checked += 1
+                let parts = link.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)
+                let target = parts[0].isEmpty ? document
+                    : URL(fileURLWithPath: String(parts[0]), relativeTo: document.deletingLastPathComponent()).standardizedFileURL
+                guard FileManager.default.fileExists(atPath: target.path) else {
+                    Issue.record("\(name): the link (\(link)) leads to no file")
+                    continue
+                }
+                if parts.count == 2 {
+                    let anchors = Self.headingAnchors(in: try String(contentsOf: target, encoding: .utf8))
+                    #expect(anchors.contains(String(parts[1])),
+                            "\(name): the link (\(link)) leads to no heading of \(target.lastPathComponent): \(anchors.sorted())")
+                }
+            }
         }
+        #expect(checked > 10, "the documents link to each other; \(checked) links found")
+    }
+
+    /// The targets of the Markdown links `[text](target)` outside code.
+    static func links(in markdown: String) -> [String] {
+        prose(of: markdown).matches(of: /\]\(([^)\s]+)\)/).map { String($0.output.1) }
+    }
+
+    /// The fragments GitHub gives a document's headings: lower case, spaces as hyphens, other
+    /// punctuation dropped (`## Hardware encoding (VA-API)` → `hardware-encoding-va-api`).
+    static func headingAnchors(in markdown: String) -> Set<String> {
+        Set(prose(of: markdown).split(separator: "\n").filter { $0.hasPrefix("#") }.map { line in
+            let title = line.drop(while: { $0 == "#" }).trimmingCharacters(in: .whitespaces).lowercased()
+            return String(title.compactMap { c -> Character? in
+                if c == " " { return "-" }
+                return c.isLetter || c.isNumber || c == "-" || c == "_" ? c : nil
+            })
+        })
+    }
+
+    /// The text outside fenced code blocks, where a `#` line is a heading and not a comment.
+    static func prose(of markdown: String) -> String {
+        var fenced = false
+        return markdown.split(separator: "\n", omittingEmptySubsequences: false).filter { line in
+            if line.drop(while: { $0 == " " }).hasPrefix("```") {
+                fenced.toggle()
+                return false
+            }
+            return !fenced
+        }.joined(separator: "\n")
+    }
+
+    /// The README is what a newcomer reads first: it stays short, and the rest is in docs/.
+    @Test func readmeStaysShort() throws {
+        let lines = try Self.document("README.md").split(separator: "\n", omittingEmptySubsequences: false).count
+        #expect(lines < 500, "README.md has \(lines) lines; move reference material to docs/")
     }
 
     @Test func manPageIsValidMdoc() throws {

@@ -4,8 +4,7 @@ import Foundation
 /// and which options have an entry of their own under each. Commands are keyed as in
 /// `CommandTree` (`[]` for the recording command, `["presets", "list"]`).
 struct DocumentedCommands {
-    /// Commands with an entry (`.It Cm devices` in the man page, a `### \`vtrecord devices\``
-    /// heading in the README).
+    /// Commands with an entry (`.It Cm devices` in the man page).
     var commands: Set<[String]> = []
     /// Option names with an entry, by the command whose entry they are under.
     var options: [[String]: Set<String>] = [:]
@@ -69,35 +68,87 @@ struct DocumentedCommands {
         return result
     }
 
-    /// The README's option reference: the section `## Option reference`, a `###` heading per
-    /// command naming it in code (`` ### `vtrecord formats` ``; words after the command that are
-    /// not lower-case names, such as `FILE`, are its arguments), and under it one line per
-    /// option, starting with the option's spellings in code before a dash:
-    /// `` - `-o PATH`, `--output PATH` — … ``.
-    static func readme(_ text: String) -> DocumentedCommands {
-        var result = DocumentedCommands()
-        guard let start = text.range(of: "\n## Option reference\n") else { return result }
-        let rest = text[start.upperBound...]
-        let section = rest.range(of: "\n## ").map { rest[..<$0.lowerBound] } ?? rest
-        var current: [String]?
-        for line in section.split(separator: "\n") {
-            if line.hasPrefix("### ") {
-                current = codeSpans(in: line).first.flatMap { span -> [String]? in
-                    let words = span.split(separator: " ").map(String.init)
-                    guard words.first == "vtrecord" else { return nil }
-                    return Array(words.dropFirst().prefix(while: { $0.wholeMatch(of: /[a-z][a-z0-9-]*/) != nil }))
-                }
-                if let current { result.commands.insert(current) }
-            } else if line.hasPrefix("- `"), let current {
-                let head = line.components(separatedBy: " — ").first ?? ""
-                for span in codeSpans(in: head) {
-                    if let name = span.split(separator: " ").first, name.hasPrefix("-") {
-                        result.options[current, default: []].insert(String(name))
-                    }
-                }
+    /// Options a Markdown document names, with the command it names them for. Read from the
+    /// document's code: the lines of its fenced blocks and its inline code spans (a span may
+    /// run over a line break). A piece is cut into commands at ` | `, ` || `, ` && ` and ` ; `;
+    /// a command that starts with `vtrecord` names options of the vtrecord command its next
+    /// words make (`vtrecord thumbnail night.mp4 --tile 4x3`: `--tile` of `thumbnail`), and
+    /// `make run ARGS="…"` options of the recording command. A span that starts with an option
+    /// (`--segment-time 60s`) names options of no command in particular. Code of other
+    /// programs (`ffmpeg -i …`, `mkvmerge -o …`) names none. A word ending in `-` is a prefix
+    /// the text talks about (`the --no- form`), not an option.
+    struct OptionMention: Equatable, CustomStringConvertible {
+        /// The command's words after `vtrecord` (`[]`: recording), nil for a span that names an
+        /// option alone.
+        var command: [String]?
+        /// A word after `vtrecord` that is neither an option nor a command: the document calls
+        /// a command that does not exist (`vtrecord frobnicate`). Nil when the command is known.
+        var unknownCommand: String?
+        var options: [String]
+        /// The code the mention was read from.
+        var code: String
+
+        var description: String { "`\(code)`" }
+    }
+
+    static func optionMentions(inMarkdown text: String, commands: Set<[String]>) -> [OptionMention] {
+        var pieces: [String] = []
+        var prose: [Substring] = []
+        var fenced = false
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.drop(while: { $0 == " " }).hasPrefix("```") {
+                fenced.toggle()
+            } else if fenced {
+                pieces.append(String(line))
+            } else {
+                prose.append(line)
             }
         }
-        return result
+        pieces += codeSpans(in: Substring(prose.joined(separator: "\n"))).map { $0.replacingOccurrences(of: "\n", with: " ") }
+        var mentions: [OptionMention] = []
+        for piece in pieces {
+            for command in piece.split(separator: /\ (?:\|\||&&|\||;)\ /).map(String.init) {
+                if let mention = mention(in: command, commands: commands) { mentions.append(mention) }
+            }
+        }
+        return mentions
+    }
+
+    private static func mention(in command: String, commands: Set<[String]>) -> OptionMention? {
+        // Brackets mark optional parts in a synopsis (`[--json]`).
+        let words = command.split(separator: " ").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "[]")) }
+            .filter { !$0.isEmpty }
+        guard let first = words.first else { return nil }
+        if first == "make", let arguments = command.firstMatch(of: /ARGS="([^"]*)"/)?.output.1 {
+            return mention(in: "vtrecord " + arguments, commands: commands)
+        }
+        if first.hasPrefix("-") {
+            let options = optionNames(in: words)
+            return options.isEmpty ? nil : OptionMention(command: nil, options: options, code: command)
+        }
+        guard first == "vtrecord" else { return nil }
+        let rest = Array(words.dropFirst())
+        // `vtrecord help COMMAND` names a command, not options.
+        if rest.first == "help" { return nil }
+        let names = rest.prefix { !$0.hasPrefix("-") }
+        var path: [String] = []
+        for length in stride(from: min(2, names.count), through: 1, by: -1) where commands.contains(Array(names.prefix(length))) {
+            path = Array(names.prefix(length))
+            break
+        }
+        // The recording command takes no positional argument: a word before its options is a
+        // command name.
+        let unknown = path.isEmpty ? names.first : nil
+        return OptionMention(command: path, unknownCommand: unknown, options: optionNames(in: rest), code: command)
+    }
+
+    /// `--tile 4x3` → `--tile`, `--control=x` → `--control`, `-o` → `-o`; not `-` (standard
+    /// input or output), a value such as `-20`, or a prefix such as `--no-`.
+    private static func optionNames(in words: [String]) -> [String] {
+        words.compactMap { word in
+            guard let name = word.prefixMatch(of: /--?[A-Za-z][A-Za-z0-9-]*/)?.output else { return nil }
+            return name.hasSuffix("-") ? nil : String(name)
+        }
     }
 
     /// mdoc macro names are a capital and one or two lower-case letters (`Fl`, `Ar`, `Op`);
@@ -111,5 +162,4 @@ struct DocumentedCommands {
             .filter { $0.offset % 2 == 1 }.map { String($0.element) }
     }
 
-    private static func codeSpans(in line: String) -> [String] { codeSpans(in: Substring(line)) }
 }
