@@ -14,12 +14,13 @@ BIN        := .build/$(CONFIG)/vtrecord
 
 # Debian packages the build, the program and the tests need (FFmpeg's libraries for Matroska and
 # MPEG-TS; the tests read containers back with mediainfo, mkvmerge and GStreamer, play them
-# in headless Chromium from a Python loopback server, and count a program's reads with strace).
+# in headless Chromium from a Python loopback server, count a program's reads with strace, and
+# run the README's recipes, one of which reads verify's JSON with jq).
 DEB_PACKAGES := pkg-config libx264-dev libv4l-dev libva-dev libdrm-dev libyuv-dev libturbojpeg0-dev \
                 ffmpeg x264 v4l-utils vainfo mandoc man-db bc mediainfo gstreamer1.0-tools \
                 gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad \
                 gstreamer1.0-libav mkvtoolnix chromium python3 libavformat-dev libavcodec-dev libavutil-dev strace \
-                libasound2-dev alsa-utils libswresample-dev
+                libasound2-dev alsa-utils libswresample-dev jq
 
 # Debian packages only make bench needs: the peers it measures against (GStreamer's x264enc is
 # in plugins-ugly, its Y4M reader in plugins-bad), callgrind, and matplotlib for the chart

@@ -144,19 +144,7 @@ extension ReadmeRecipe {
         var cannotRunBecause: String? {
             // `make run ARGS="…"` is run: as the tests' build with those arguments.
             if isMakeRunWithArguments { return nil }
-            if let reason = ReadmeRecipe.cannotRunHere.first(where: { text.hasPrefix($0.prefix) })?.reason { return reason }
-            for words in segments {
-                if let program = words.first, let reason = ReadmeRecipe.programsMakeDepsLeavesOut[program],
-                   !Self.isInstalled(program) {
-                    return "\(program) is not installed: \(reason)"
-                }
-            }
-            return nil
-        }
-
-        private static func isInstalled(_ program: String) -> Bool {
-            (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-                .contains { FileManager.default.isExecutableFile(atPath: "\($0)/\(program)") }
+            return ReadmeRecipe.cannotRunHere.first(where: { text.hasPrefix($0.prefix) })?.reason
         }
 
         var isMakeRunWithArguments: Bool {

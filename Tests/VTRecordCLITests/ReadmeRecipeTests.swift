@@ -68,12 +68,6 @@ extension ReadmeRecipe {
         ("journalctl", "reads the journal of the systemd service above"),
     ]
 
-    /// Programs recipes use that `make deps` does not install: a command that runs one is run
-    /// where it is installed, and otherwise reported as not run, with the reason.
-    static let programsMakeDepsLeavesOut: [String: String] = [
-        "jq": "a common tool for JSON in scripts, which the recipe shows with verify --json, but no package make deps installs",
-    ]
-
     /// Commands that end with another status than 0, as the recipe's comment says they do, and
     /// what their standard output must name.
     static let expectedStatus: [(prefix: String, status: Int32, output: String?, why: String)] = [
