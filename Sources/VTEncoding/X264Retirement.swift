@@ -66,7 +66,8 @@ final class X264Retirement: @unchecked Sendable {
     }
 }
 
-/// x264's encoder pointer, handed to the thread that empties it and used by nothing else.
+/// x264's encoder pointer, handed to the thread that empties it.
+/// `@unchecked Sendable`: once handed over, only that thread uses the pointer (and closes it).
 private struct EncoderHandle: @unchecked Sendable {
     let pointer: OpaquePointer
     init(_ pointer: OpaquePointer) { self.pointer = pointer }

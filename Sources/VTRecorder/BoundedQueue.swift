@@ -6,7 +6,8 @@ import Foundation
 /// and the producer drops it); a file producer uses `put`, which waits for room.
 ///
 /// `@unchecked Sendable`: the queue owns its slots, every access to them goes through the
-/// condition's lock, and an item moved out belongs to the thread that took it.
+/// condition's lock, and an item moved out belongs to the thread that took it (`closeAndEmpty`
+/// takes every item out of the count under the lock, then lets them go outside it).
 final class BoundedQueue<Element: ~Copyable & Sendable>: @unchecked Sendable {
     let capacity: Int
     private let slots: UnsafeMutablePointer<Element>
