@@ -219,18 +219,11 @@ import VTTestSupport
     /// comes back on a picture. Either way the session goes on with the next unit.
     @Test(arguments: [1, 0])
     func aUnitThatCannotBeDecodedIsNamedAndTheSessionGoesOn(threads: Int) throws {
-        let dir = try TemporaryDirectory()
-        let path = try Self.encode(Self.streams[0], in: dir)
-        let reader = try AssetReader(path: path)
-        var frames: [EncodedFrame] = []
-        while var frame = try reader.nextFrame() {
-            frame.token = FrameToken(UInt64(frames.count))
-            frames.append(frame)
-        }
+        var (frames, format) = try Self.firstStreamsUnits()
         // A unit whose NAL length runs past its end.
         frames[3].data = [0, 0, 0x10, 0] + Array(frames[3].data.dropFirst(4).prefix(8))
         var tokens: [FrameToken] = []
-        let session = try LibavcodecDecompressionSession(format: try #require(reader.format), threads: threads) { frame in
+        let session = try LibavcodecDecompressionSession(format: format, threads: threads) { frame in
             tokens.append(frame.token)
         }
         var errors: [DecoderError] = []
@@ -248,6 +241,18 @@ import VTTestSupport
 }
 
 extension DecompressionSessionTests {
+    /// The access units of the first stream, each with its index as its token, and its format.
+    static func firstStreamsUnits() throws -> ([EncodedFrame], VideoFormatDescription) {
+        let dir = try TemporaryDirectory()
+        let reader = try AssetReader(path: try encode(streams[0], in: dir))
+        var frames: [EncodedFrame] = []
+        while var frame = try reader.nextFrame() {
+            frame.token = FrameToken(UInt64(frames.count))
+            frames.append(frame)
+        }
+        return (frames, try #require(reader.format))
+    }
+
     /// Where a receiver keeps one picture.
     final class KeptPicture {
         var frame: DecodedFrame?
@@ -259,17 +264,10 @@ extension DecompressionSessionTests {
     @Test(arguments: [1, 0])
     func everyPictureGoesBackToTheDecoderWhenItsFrameIsLetGo(threads: Int) throws {
         struct Refused: Error {}
-        let dir = try TemporaryDirectory()
-        let path = try Self.encode(Self.streams[0], in: dir)
-        let reader = try AssetReader(path: path)
-        var frames: [EncodedFrame] = []
-        while var frame = try reader.nextFrame() {
-            frame.token = FrameToken(UInt64(frames.count))
-            frames.append(frame)
-        }
+        let (frames, format) = try Self.firstStreamsUnits()
         let kept = KeptPicture()
         var delivered = 0
-        let session = try LibavcodecDecompressionSession(format: try #require(reader.format), threads: threads) { frame in
+        let session = try LibavcodecDecompressionSession(format: format, threads: threads) { frame in
             delivered += 1
             if delivered == 2 {
                 kept.frame = consume frame
