@@ -99,7 +99,15 @@ struct Thumbnail: ParsableCommand {
 
     /// The times asked for, in seconds, checked against the recording's length.
     private func chosenTimes(_ generator: AssetImageGenerator) throws -> [Double] {
-        if let at { return at.seconds }
+        if let at {
+            // A time past the end has no picture (ffmpeg's -ss there writes nothing); the last
+            // picture handed out in its place would pass for the one asked for.
+            if let length = try generator.length(), let late = at.seconds.first(where: { $0 >= length }) {
+                throw UsageError("--at: \(Self.seconds(late)) is past the end of \(file), which is \(Self.seconds(length)) long: "
+                                 + "give times below \(Self.seconds(length))")
+            }
+            return at.seconds
+        }
         guard let length = try generator.length(), length > 0 else {
             throw ReadError(path: file, reason: "does not say how long it is: name the times with --at")
         }
@@ -109,6 +117,8 @@ struct Thumbnail: ParsableCommand {
         let count = self.count ?? tile.map { $0.columns * $0.rows } ?? 1
         return (0..<count).map { (Double($0) + 0.5) * length / Double(count) }
     }
+
+    private static func seconds(_ value: Double) -> String { String(format: "%.3f s", value) }
 
     /// A picture at the asked size, in full-range levels for JPEG.
     private func shaped(_ image: AssetImageGenerator.Image) throws -> PixelBuffer {
