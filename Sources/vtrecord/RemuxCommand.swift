@@ -26,7 +26,7 @@ struct Remux: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("A raw input's frame rate when there is no --timestamps (default: the rate in its SPS).", valueName: "rate"))
     var fps: FrameRateArgument?
 
-    @Option(name: .long, help: ArgumentHelp("MP4 and Matroska: the longest fragment (cluster), as when recording (default 1s).", valueName: "time"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("MP4 and Matroska: the longest fragment (cluster), as when recording (default 1s).", valueName: "time"), transform: DurationArgument.parse)
     var fragmentDuration: DurationArgument?
 
     @Flag(name: .long, help: "MP4: leave the file fragmented instead of finalizing it.")

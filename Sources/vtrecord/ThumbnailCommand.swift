@@ -19,10 +19,10 @@ struct Thumbnail: ParsableCommand {
     @Argument(help: ArgumentHelp("A raw .h264 (Annex B), MP4, Matroska or MPEG-TS file.", valueName: "file"))
     var file: String
 
-    @Option(name: .long, help: ArgumentHelp("Times to take pictures at, comma-separated: '10s,1m30s,90'.", valueName: "times"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Times to take pictures at, comma-separated: '10s,1m30s,90'.", valueName: "times"), transform: TimeListArgument.parse)
     var at: TimeListArgument?
 
-    @Option(name: .long, help: ArgumentHelp("A picture every so long, from the start.", valueName: "time"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("A picture every so long, from the start.", valueName: "time"), transform: DurationArgument.parse)
     var every: DurationArgument?
 
     @Option(name: .long, help: ArgumentHelp("So many pictures spread evenly over the recording (default 1, or a sheet's cells with --tile).", valueName: "n"))
@@ -142,13 +142,39 @@ struct Thumbnail: ParsableCommand {
     }
 }
 
-/// `--at 10s,1m,90`: times in seconds.
+/// `--at 10s,1m,90`: times in seconds from the start, 0 and up (read as `DurationArgument` is,
+/// so that `-1s` is not taken for an option).
 struct TimeListArgument: ExpressibleByArgument {
     let seconds: [Double]
     init?(argument: String) {
-        let parts = argument.split(separator: ",", omittingEmptySubsequences: false).map { parseDuration(String($0)) }
-        guard !parts.isEmpty, parts.allSatisfy({ $0 != nil }) else { return nil }
-        seconds = parts.compactMap { $0 }
+        guard let value = try? Self.parse(argument) else { return nil }
+        self = value
+    }
+
+    private init(seconds: [Double]) { self.seconds = seconds }
+
+    static func parse(_ argument: String) throws(TimeListError) -> TimeListArgument {
+        var seconds: [Double] = []
+        for part in argument.split(separator: ",", omittingEmptySubsequences: false) {
+            do {
+                seconds.append(try TimeValueError.seconds(String(part)))
+            } catch {
+                throw TimeListError(part: String(part), isNegative: error == .negative)
+            }
+        }
+        return TimeListArgument(seconds: seconds)
+    }
+}
+
+/// Which of `--at`'s times is not one, and why.
+struct TimeListError: Error, CustomStringConvertible {
+    let part: String
+    let isNegative: Bool
+
+    var description: String {
+        isNegative
+            ? "'\(part)' is negative: times count from the start of the recording, from 0 up, such as 0,10s,1m30s"
+            : "'\(part)' is not a time: give times from the start, comma-separated, such as 0,10s,1m30s,90"
     }
 }
 
