@@ -28,7 +28,8 @@ public struct PipelineDepth: Sendable, Equatable {
     /// lookahead fills for the first time and a burst of analysis holds every picture back for
     /// up to a second; another program taking the cores), catches up from here instead of
     /// dropping. The frames are made only when a backlog needs them (at 1080p, 3 MB each), and
-    /// the controller steps faster as soon as two wait, so the backlog does not stay.
+    /// the controller steps faster once two or more wait and their number grows over a few
+    /// pictures, so the backlog does not stay.
     public static let adaptiveQueue = 24
 
     public init(queue: Int = PipelineDepth.defaultQueue, holdsGridFrame: Bool = false, holdsStill: Bool = false) {

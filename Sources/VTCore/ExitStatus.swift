@@ -12,7 +12,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case encoder = 4
     /// The output cannot be written (no permission, disk full, reader gone).
     case output = 5
-    /// `verify` found a damaged file.
+    /// `verify` found a damaged file; `remux` left out frames of a damaged one.
     case damaged = 6
     /// Aborted by a second signal.
     case aborted = 130

@@ -94,7 +94,8 @@ public final class AssetImageGenerator {
 
     /// Seeks to a keyframe at or before `target` (seconds on the file's clock) and returns it,
     /// read. A transport stream's seek is a search by timestamps that can land after the time,
-    /// so it steps back until the keyframe found is not later (or the start is reached).
+    /// or after the last keyframe (in the last GOP, no keyframe follows), so it steps back until
+    /// the keyframe found is not later (or the start is reached).
     private func keyframe(before target: Double, start: Double) throws -> AssetReader.Packet? {
         var back = 0.0
         while true {
@@ -106,8 +107,8 @@ public final class AssetImageGenerator {
                     break
                 }
             }
-            guard let keyframe = found else { return nil }
-            if keyframe.frame.pts.seconds <= target || target - back <= start { return keyframe }
+            if let keyframe = found, keyframe.frame.pts.seconds <= target { return keyframe }
+            if target - back <= start { return found }
             back = max(1, back * 2)
         }
     }

@@ -112,6 +112,13 @@ public final class LibavcodecDecompressionSession: DecompressionSession {
             context.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
         }
         if refusingDamage { context.pointee.err_recognition |= AV_EF_EXPLODE }
+        // Without the SPS's max_num_reorder_frames libavcodec starts by showing each picture at
+        // once and drops any that arrives after a later one was shown (B-pyramids, cameras'
+        // streams). Holding pictures as long as the standard lets the stream reorder them
+        // gives every one; an SPS that does not parse is left to libavcodec's guess.
+        if let nal = format.sequenceParameterSets.first, let sps = try? SequenceParameterSet(nalUnit: nal) {
+            context.pointee.has_b_frames = Int32(sps.maxNumReorderFrames)
+        }
         self.context = context
         let status = vt_avcodec_open2(context, codec, nil)
         guard status >= 0 else {

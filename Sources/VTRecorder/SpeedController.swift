@@ -14,10 +14,12 @@ import Foundation
 ///   call time is what counts. The load is the larger of the two.
 ///
 /// It starts at the fastest step and judges nothing until the encoder has given out its first
-/// picture. It steps faster at once when frames wait or were dropped, or the load passes
-/// `busy`: by more than one step when the load says one would not be enough, or straight back
-/// to the step it came from when a step towards `--speed` did not hold. Then it waits for the
-/// change to show (pictures already in the encoder keep their settings) before judging again.
+/// picture. It steps faster when frames were dropped, when frames wait and their number grows
+/// over a few pictures (a backlog the encoder is not working off, not one the host left by
+/// holding the encoder thread up for a moment), or when the load passes `busy`: by more than
+/// one step when the load says one would not be enough, or straight back to the step it came
+/// from when a step towards `--speed` did not hold. Then it waits for the change to show
+/// (pictures already in the encoder keep their settings) before judging again.
 /// It steps towards `--speed` after `calm` of steady headroom (load under `idle`, nothing
 /// pressing), several steps at once while the load is far below `idle`; a step it had to leave
 /// again soon after taking it waits twice as long before the next try, so it does not go back
@@ -54,9 +56,20 @@ struct SpeedController {
     static let calm: Int64 = 2_000_000_000
     static let longestCalm: Int64 = 60_000_000_000
     static let tooSoon: Int64 = 10_000_000_000
-    /// Frames waiting in the queue that mean the encoder is behind (one may wait for a moment
-    /// while the encoder finishes a picture).
+    /// Frames waiting in the queue that mean the encoder may be behind (one may wait for a
+    /// moment while the encoder finishes a picture).
     static let backlog = 2
+    /// Pictures over which a backlog must last, and grow, before it counts as the encoder
+    /// falling behind. The host holds the encoder thread or the camera up now and then (another
+    /// program on the cores: 100–200 ms at a time with two CPU-bound ones beside a recording
+    /// on two cores); an encoder that keeps up works the frames that piled up meanwhile off
+    /// within a few pictures, so they say nothing of its speed. Dropped frames count at once,
+    /// and the queue (`PipelineDepth.adaptiveQueue`) holds most of a second.
+    static let lastingBacklog = 4
+    /// The most one picture's call counts for in the smoothed load, in frame intervals: a
+    /// call the host held up for several intervals does not alone make an overload, while
+    /// calls that stay long lift the load past `busy` within a few pictures.
+    static let longestCall = 2.0
     /// How often the CPU share is measured.
     static let window: Int64 = 500_000_000
     /// Frame intervals to wait after a change before judging it: the pictures in the encoder
@@ -96,6 +109,8 @@ struct SpeedController {
     private var windowCPU: Int64 = 0
     private var cpuLoad = 0.0
     private var lastDropped = 0
+    /// Frames waiting at the last `lastingBacklog` pictures, oldest first.
+    private var recentWaiting: [Int] = []
     /// Since when there has been headroom (nil: not now).
     private var calmSince: Int64?
     /// The headroom each step needs before it is tried again.
@@ -136,13 +151,17 @@ struct SpeedController {
             lastChange = o.now
             return nil
         }
-        // About eight pictures of memory: one slow picture (a keyframe) is not a trend; a
-        // sudden overload shows in the queue first anyway.
-        let callFraction = Double(o.encodeNanoseconds) / interval
+        // About eight pictures of memory: one slow picture (a keyframe, or a call the host held
+        // up) is not a trend; a sudden overload shows in the queue too.
+        let callFraction = min(Double(o.encodeNanoseconds) / interval, Self.longestCall)
         callLoad = callLoad.map { $0 + (callFraction - $0) / 8 } ?? callFraction
         measureCPU(o)
+        recentWaiting.append(o.waiting)
+        if recentWaiting.count > Self.lastingBacklog { recentWaiting.removeFirst() }
+        let growingBacklog = recentWaiting.count == Self.lastingBacklog
+            && recentWaiting.allSatisfy { $0 >= Self.backlog } && o.waiting > recentWaiting[0]
 
-        let pressed = droppedNow || o.waiting >= Self.backlog || load > Self.busy
+        let pressed = droppedNow || growingBacklog || load > Self.busy
         let settled = Double(o.now - lastChange) >= Self.settleFrames * interval
         if pressed {
             calmSince = nil
@@ -158,7 +177,7 @@ struct SpeedController {
             let needed = overload > Self.busy ? Int((log(overload / Self.busy) / log(1.5)).rounded(.up)) : 1
             return change(to: min(steps - 1, step + max(1, needed)), at: o.now)
         }
-        // (One frame may wait while the encoder finishes a picture; two were pressure above.)
+        // (Frames may wait for a moment; a backlog was pressure above only if it lasted and grew.)
         // The CPU share is measured at this step at least once before it counts as room.
         let acrossEncoders = step == newEncoderFrom
         let roomy = load < Self.idle * (acrossEncoders ? Self.acrossEncoders : 1) && cpuLoad > 0

@@ -64,11 +64,46 @@ struct DecimalQuantity: ExpressibleByArgument {
 }
 
 /// `--duration 10s`, `1m30s`, `500ms`, `90` (seconds).
+///
+/// Time options read their value with `parsing: .unconditional` and `transform: parse`: by
+/// default swift-argument-parser takes `-1s` for an option of its own and answers "Missing
+/// value", where the user needs to hear that a time cannot be negative.
 struct DurationArgument: ExpressibleByArgument {
     let seconds: Double
     init?(argument: String) {
-        guard let value = parseDuration(argument), value > 0 else { return nil }
-        seconds = value
+        guard let value = try? Self.parse(argument) else { return nil }
+        self = value
+    }
+
+    private init(seconds: Double) { self.seconds = seconds }
+
+    /// A time above zero, or why `argument` is not one.
+    static func parse(_ argument: String) throws(TimeValueError) -> DurationArgument {
+        let seconds = try TimeValueError.seconds(argument)
+        guard seconds > 0 else { throw .zero }
+        return DurationArgument(seconds: seconds)
+    }
+}
+
+/// Why the value of a time option is not a time it takes; swift-argument-parser prints it
+/// after "The value '…' is invalid for '--option <time>'".
+enum TimeValueError: Error, CustomStringConvertible {
+    case negative, zero, notATime
+
+    /// Seconds, 0 and up, or the reason `argument` is not a time.
+    static func seconds(_ argument: String) throws(TimeValueError) -> Double {
+        if let seconds = parseDuration(argument) { return seconds }
+        let trimmed = argument.trimmingCharacters(in: .whitespaces)
+        if trimmed.hasPrefix("-"), parseDuration(String(trimmed.dropFirst())) != nil { throw .negative }
+        throw .notATime
+    }
+
+    var description: String {
+        switch self {
+        case .negative: "a time cannot be negative: give one above zero, such as 10s, 1m30s, 500ms or 90 (seconds)"
+        case .zero: "the time must be above zero: give one such as 10s, 1m30s, 500ms or 90 (seconds)"
+        case .notATime: "not a time: give one such as 10s, 1m30s, 500ms or 90 (seconds)"
+        }
     }
 }
 
@@ -76,13 +111,40 @@ struct DurationArgument: ExpressibleByArgument {
 struct KeyIntervalArgument: ExpressibleByArgument {
     let interval: EncoderSettings.KeyFrameInterval
     init?(argument: String) {
+        guard let value = try? Self.parse(argument) else { return nil }
+        self = value
+    }
+
+    private init(_ interval: EncoderSettings.KeyFrameInterval) { self.interval = interval }
+
+    /// Frames or a time, above zero, or why `argument` is neither (read as `DurationArgument`
+    /// is, so that `-2s` is not taken for an option).
+    static func parse(_ argument: String) throws(KeyIntervalError) -> KeyIntervalArgument {
         if let frames = Int(argument) {
-            guard frames > 0 else { return nil }
-            interval = .frames(frames)
-        } else if argument.last?.isLetter == true, let seconds = parseDuration(argument), seconds > 0 {
-            interval = .seconds(seconds)
-        } else {
-            return nil
+            guard frames > 0 else { throw frames < 0 ? .negative : .zero }
+            return KeyIntervalArgument(.frames(frames))
+        }
+        guard argument.last?.isLetter == true else { throw .notAnInterval }
+        let seconds: Double
+        do {
+            seconds = try TimeValueError.seconds(argument)
+        } catch {
+            throw error == .negative ? .negative : .notAnInterval
+        }
+        guard seconds > 0 else { throw .zero }
+        return KeyIntervalArgument(.seconds(seconds))
+    }
+}
+
+/// Why the value of `--keyint` is not an interval.
+enum KeyIntervalError: Error, CustomStringConvertible {
+    case negative, zero, notAnInterval
+
+    var description: String {
+        switch self {
+        case .negative: "the keyframe interval cannot be negative: give frames (60) or a time (2s) above zero"
+        case .zero: "the keyframe interval must be above zero: give frames (60) or a time (2s)"
+        case .notAnInterval: "give frames (60) or a time with its unit (2s, 500ms)"
         }
     }
 }

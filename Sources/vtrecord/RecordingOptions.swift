@@ -87,7 +87,7 @@ struct OutputOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("What to write: h264 (a raw H.264 stream), mp4, mkv (Matroska) or ts (MPEG transport stream). Default: chosen by the -o extension (.h264 or .264, .mp4 or .m4v, .mkv, .ts); raw H.264 for standard output and names without one of these.", valueName: "kind"))
     var container: Container?
 
-    @Option(name: .long, help: ArgumentHelp("MP4 and Matroska: the longest fragment (cluster) while recording, so the most a crash or power cut can lose (default 1s); every keyframe starts one too, and a Matroska cluster ends before it spans 327 ms.", valueName: "time"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("MP4 and Matroska: the longest fragment (cluster) while recording, so the most a crash or power cut can lose (default 1s); every keyframe starts one too, and a Matroska cluster ends before it spans 327 ms.", valueName: "time"), transform: DurationArgument.parse)
     var fragmentDuration: DurationArgument?
 
     @Flag(name: .long, inversion: .prefixedNo, help: "MP4: leave the file fragmented at the end (for streaming and browsers' Media Source Extensions) instead of finalizing it in place into a regular MP4 (--no-mp4-fragmented undoes a preset's).")
@@ -96,7 +96,7 @@ struct OutputOptions: ParsableArguments {
     @Flag(name: .long, inversion: .prefixedNo, help: "Replace an existing output file (or segment file); --no-overwrite undoes a preset's.")
     var overwrite = false
 
-    @Option(name: .long, help: ArgumentHelp("Start a new file at every multiple of this presentation time: 60s, 10m. Each file starts with a keyframe and plays alone; -o must contain {n}. --frames and --duration count the whole recording.", valueName: "time"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Start a new file at every multiple of this presentation time: 60s, 10m. Each file starts with a keyframe and plays alone; -o must contain {n}. --frames and --duration count the whole recording.", valueName: "time"), transform: DurationArgument.parse)
     var segmentTime: DurationArgument?
 
     @Option(name: .long, help: ArgumentHelp("Start a new file once one holds this many bytes: 500M, 2G. A file may exceed it by the few frames the encoder holds back; -o must contain {n}.", valueName: "bytes"))
@@ -108,7 +108,7 @@ struct OutputOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Stop after this many frames have been written.", valueName: "n"))
     var frames: Int?
 
-    @Option(name: .long, help: ArgumentHelp("Stop after this much presentation time: 10s, 1m30s, 500ms.", valueName: "time"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Stop after this much presentation time: 10s, 1m30s, 500ms.", valueName: "time"), transform: DurationArgument.parse)
     var duration: DurationArgument?
 
     @Flag(name: .long, inversion: .prefixedNo, help: "Print nothing but errors (--no-quiet undoes a preset's).")
@@ -120,7 +120,7 @@ struct OutputOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("While recording, keep this file a JPEG of the latest picture (for dashboards), replaced whole every --snapshot-every; made on a thread of its own, skipped and counted when it falls behind, never at the cost of a frame.", valueName: "path"))
     var snapshot: String?
 
-    @Option(name: .long, help: ArgumentHelp("How often --snapshot is replaced, in the recording's time (default 10s).", valueName: "time"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("How often --snapshot is replaced, in the recording's time (default 10s).", valueName: "time"), transform: DurationArgument.parse)
     var snapshotEvery: DurationArgument?
 
     /// `--snapshot`'s interval in seconds; nil without `--snapshot`.
@@ -223,7 +223,7 @@ struct EncoderOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("H.264 level: 3.1, 4, 4.1 … or auto.", valueName: "level"))
     var level: LevelArgument?
 
-    @Option(name: .long, help: ArgumentHelp("Longest distance between keyframes: frames (60) or time (2s). Default 2s.", valueName: "n|time"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Longest distance between keyframes: frames (60) or time (2s). Default 2s.", valueName: "n|time"), transform: KeyIntervalArgument.parse)
     var keyint: KeyIntervalArgument?
 
     @Option(name: .long, help: ArgumentHelp("B-frames between references; 0 turns frame reordering off.", valueName: "n"))

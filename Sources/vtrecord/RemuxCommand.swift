@@ -27,7 +27,7 @@ struct Remux: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("A raw input's frame rate when there is no --timestamps (default: the rate in its SPS).", valueName: "rate"))
     var fps: FrameRateArgument?
 
-    @Option(name: .long, help: ArgumentHelp("MP4 and Matroska: the longest fragment (cluster), as when recording (default 1s).", valueName: "time"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("MP4 and Matroska: the longest fragment (cluster), as when recording (default 1s).", valueName: "time"), transform: DurationArgument.parse)
     var fragmentDuration: DurationArgument?
 
     @Flag(name: .long, help: "MP4: leave the file fragmented instead of finalizing it.")
@@ -53,12 +53,71 @@ struct Remux: ParsableCommand {
             try data.withUnsafeBytes { bytes in try remuxRaw(bytes, to: kind) }
         } else {
             let reader = try AssetReader(path: input)
-            try copy(to: kind, rate: fps?.rate ?? reader.frameRate ?? .fps30,
-                     logTimes: kind == .h264) {
+            var left = LeftOut()
+            var index = 0
+            let written = try copy(to: kind, rate: fps?.rate ?? reader.frameRate ?? .fps30,
+                                   logTimes: kind == .h264, leftOut: { left.count > 0 ? left.summary : nil }) {
                 () throws(ReadError) -> (EncodedFrame, VideoFormatDescription)? in
-                guard let frame = try reader.nextFrame(), let format = reader.format else { return nil }
-                return (frame, format)
+                while let packet = try reader.nextPacket() {
+                    defer { index += 1 }
+                    guard let format = packet.format else {
+                        throw ReadError(path: input, reason: "a frame comes before any SPS and PPS")
+                    }
+                    // A container cut inside a frame (a crash, a full disk) hands out the part
+                    // that is there; copied, it would be a damaged frame in a file that looks whole.
+                    if let problem = Self.framingProblem(packet.frame.data, lengthSize: format.nalUnitLengthSize) {
+                        left.note(index: index, position: packet.position, problem: problem)
+                        continue
+                    }
+                    return (packet.frame, format)
+                }
+                return nil
             }
+            if left.count > 0 { throw DamagedInput(path: input, leftOut: left, written: written, output: output) }
+        }
+    }
+
+    /// Why an access unit read from a container cannot be a whole frame: its NAL unit lengths
+    /// do not tile it, or it holds no slice. nil when it parses.
+    static func framingProblem(_ data: [UInt8], lengthSize: Int) -> String? {
+        let ranges: [Range<Int>]
+        do {
+            ranges = try AVCC.nalUnitRanges(in: data, lengthSize: lengthSize)
+        } catch {
+            return error.description
+        }
+        let hasSlice = ranges.contains { NALUnitType(headerByte: data[$0.lowerBound]).isVCL }
+        return hasSlice ? nil : "its \(data.count) bytes hold no slice"
+    }
+
+    /// The frames of a container input that did not parse: how many, and the first.
+    struct LeftOut {
+        var count = 0
+        var first: (index: Int, position: Int64?, problem: String)?
+
+        mutating func note(index: Int, position: Int64?, problem: String) {
+            count += 1
+            if first == nil { first = (index, position, problem) }
+        }
+
+        var summary: String {
+            let place = first.map { "frame \($0.index)" + ($0.position.map { " at byte \($0)" } ?? "") + ": \($0.problem)" } ?? ""
+            return count == 1 ? "1 frame does not parse and was left out (\(place))"
+                : "\(count) frames do not parse and were left out (the first, \(place))"
+        }
+    }
+
+    /// A container input with frames that did not parse, the others written: exit 6, as
+    /// `verify` gives for a damaged file, so a script does not take the copy for a whole one.
+    struct DamagedInput: ReportableError {
+        let path: String
+        let leftOut: LeftOut
+        let written: Int
+        let output: String
+
+        var exitStatus: ExitStatus { .damaged }
+        var description: String {
+            "\(path) is damaged or cut short: \(leftOut.summary); the other \(written) frame\(written == 1 ? " is" : "s are") in \(output)"
         }
     }
 
@@ -109,13 +168,18 @@ struct Remux: ParsableCommand {
     /// input (Matroska keeps none; a raw stream has none).
     /// `logTimes`: write the presentation times to --timestamps (a container read into a raw
     /// stream).
-    private func copy(to kind: Container, rate: FrameRate, logTimes: Bool,
-                      next: () throws(ReadError) -> (EncodedFrame, VideoFormatDescription)?) throws {
+    /// `leftOut` says which frames of the input were not given to `next` and why, if any were.
+    /// Returns how many frames were written.
+    @discardableResult
+    private func copy(to kind: Container, rate: FrameRate, logTimes: Bool, leftOut: () -> String? = { nil },
+                      next: () throws(ReadError) -> (EncodedFrame, VideoFormatDescription)?) throws -> Int {
         let settings = AssetWriter.Settings(
             container: kind, overwrite: overwrite, frameRate: rate, sourceTimes: true,
             fragmentDuration: fragmentDuration?.seconds ?? 1, keepFragmented: mp4Fragmented,
             metadata: ContainerMetadata(encoder: "vtrecord \(VTRecord.version)", source: input))
-        guard var item = try next() else { throw ReadError(path: input, reason: "holds no complete frame") }
+        guard var item = try next() else {
+            throw ReadError(path: input, reason: "holds no complete frame" + (leftOut().map { ": \($0)" } ?? ""))
+        }
         let writer = try AssetWriter.open(path: output, settings: settings)
         let log = try (logTimes ? timestamps : nil).map { path throws(OutputError) in
             try TimestampLog(path: path, overwrite: overwrite)
@@ -126,6 +190,7 @@ struct Remux: ParsableCommand {
             let start = item.0.pts
             var shown: [MediaTime] = []
             var current: VideoFormatDescription?
+            var written = 0
             while true {
                 var (frame, format) = item
                 decodeTimes.arrived(frame.pts)
@@ -135,6 +200,7 @@ struct Remux: ParsableCommand {
                     current = format
                 }
                 try writer.write(frame)
+                written += 1
                 if log != nil { shown.append(frame.pts + MediaTime(value: -start.value, timescale: start.timescale)) }
                 guard let following = try next() else { break }
                 item = following
@@ -145,6 +211,7 @@ struct Remux: ParsableCommand {
                 try log.close()
             }
             try writer.finish(keepEmpty: false)
+            return written
         } catch {
             writer.abandon()
             throw error

@@ -40,7 +40,7 @@ struct Snapshot: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Frames to let go first while the camera settles (default: one second's worth at its rate).", valueName: "n"))
     var skip: Int?
 
-    @Option(name: .long, help: ArgumentHelp("The longest to wait for a frame before giving up (exit 3): a camera that streams nothing does not hang a script (default 10s).", valueName: "time"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("The longest to wait for a frame before giving up (exit 3): a camera that streams nothing does not hang a script (default 10s).", valueName: "time"), transform: DurationArgument.parse)
     var timeout: DurationArgument?
 
     @Option(name: .long, help: ArgumentHelp("JPEG quality, 1 to 100, when vtrecord compresses the picture (an MJPEG camera's JPEG is kept as it is).", valueName: "q"))

@@ -20,10 +20,10 @@ struct Thumbnail: ParsableCommand {
     @Argument(help: ArgumentHelp("A raw .h264 (Annex B), MP4, Matroska or MPEG-TS file.", valueName: "file"))
     var file: String
 
-    @Option(name: .long, help: ArgumentHelp("Times to take pictures at, comma-separated: '10s,1m30s,90'.", valueName: "times"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Times to take pictures at, comma-separated: '10s,1m30s,90'.", valueName: "times"), transform: TimeListArgument.parse)
     var at: TimeListArgument?
 
-    @Option(name: .long, help: ArgumentHelp("A picture every so long, from the start.", valueName: "time"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("A picture every so long, from the start.", valueName: "time"), transform: DurationArgument.parse)
     var every: DurationArgument?
 
     @Option(name: .long, help: ArgumentHelp("So many pictures spread evenly over the recording (default 1, or a sheet's cells with --tile).", valueName: "n"))
@@ -100,7 +100,15 @@ struct Thumbnail: ParsableCommand {
 
     /// The times asked for, in seconds, checked against the recording's length.
     private func chosenTimes(_ generator: AssetImageGenerator) throws -> [Double] {
-        if let at { return at.seconds }
+        if let at {
+            // A time past the end has no picture (ffmpeg's -ss there writes nothing); the last
+            // picture handed out in its place would pass for the one asked for.
+            if let length = try generator.length(), let late = at.seconds.first(where: { $0 >= length }) {
+                throw UsageError("--at: \(Self.seconds(late)) is past the end of \(file), which is \(Self.seconds(length)) long: "
+                                 + "give times below \(Self.seconds(length))")
+            }
+            return at.seconds
+        }
         guard let length = try generator.length(), length > 0 else {
             throw ReadError(path: file, reason: "does not say how long it is: name the times with --at")
         }
@@ -110,6 +118,8 @@ struct Thumbnail: ParsableCommand {
         let count = self.count ?? tile.map { $0.columns * $0.rows } ?? 1
         return (0..<count).map { (Double($0) + 0.5) * length / Double(count) }
     }
+
+    private static func seconds(_ value: Double) -> String { String(format: "%.3f s", value) }
 
     /// A picture at the asked size, in full-range levels for JPEG.
     private func shaped(_ image: AssetImageGenerator.Image) throws -> PixelBuffer {
@@ -133,13 +143,39 @@ struct Thumbnail: ParsableCommand {
     }
 }
 
-/// `--at 10s,1m,90`: times in seconds.
+/// `--at 10s,1m,90`: times in seconds from the start, 0 and up (read as `DurationArgument` is,
+/// so that `-1s` is not taken for an option).
 struct TimeListArgument: ExpressibleByArgument {
     let seconds: [Double]
     init?(argument: String) {
-        let parts = argument.split(separator: ",", omittingEmptySubsequences: false).map { parseDuration(String($0)) }
-        guard !parts.isEmpty, parts.allSatisfy({ $0 != nil }) else { return nil }
-        seconds = parts.compactMap { $0 }
+        guard let value = try? Self.parse(argument) else { return nil }
+        self = value
+    }
+
+    private init(seconds: [Double]) { self.seconds = seconds }
+
+    static func parse(_ argument: String) throws(TimeListError) -> TimeListArgument {
+        var seconds: [Double] = []
+        for part in argument.split(separator: ",", omittingEmptySubsequences: false) {
+            do {
+                seconds.append(try TimeValueError.seconds(String(part)))
+            } catch {
+                throw TimeListError(part: String(part), isNegative: error == .negative)
+            }
+        }
+        return TimeListArgument(seconds: seconds)
+    }
+}
+
+/// Which of `--at`'s times is not one, and why.
+struct TimeListError: Error, CustomStringConvertible {
+    let part: String
+    let isNegative: Bool
+
+    var description: String {
+        isNegative
+            ? "'\(part)' is negative: times count from the start of the recording, from 0 up, such as 0,10s,1m30s"
+            : "'\(part)' is not a time: give times from the start, comma-separated, such as 0,10s,1m30s,90"
     }
 }
 

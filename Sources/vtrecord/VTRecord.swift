@@ -45,7 +45,7 @@ struct VTRecord: ParsableCommand {
               3    capture device error (missing, busy, unsupported, unplugged)
               4    encoder error
               5    output error (cannot write, file exists, disk full, pipe closed)
-              6    verify found a damaged file
+              6    verify found a damaged file; remux left out frames of a damaged one
               130  aborted by a second signal
             """,
         version: version,

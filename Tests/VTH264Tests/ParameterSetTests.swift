@@ -110,6 +110,30 @@ import VTCore
         #expect(try SequenceParameterSet(rbsp: rbsp) == sps)
     }
 
+    /// max_num_reorder_frames as E.2.1 infers it when the VUI does not send it: the level's
+    /// MaxDpbFrames at the picture's size (A.3.1 h), none for the intra profiles.
+    @Test func reorderDepthIsInferredFromTheLevelWhenNotSent() {
+        var sps = SequenceParameterSet(profileIdc: 100, levelIdc: 30, width: 640, height: 320)
+        #expect(sps.maxNumReorderFrames == 10, "8100 MaxDpbMbs / (40 × 20) macroblocks")
+        sps.levelIdc = 51
+        #expect(sps.maxNumReorderFrames == 16, "at most 16 however many fit")
+        sps = SequenceParameterSet(profileIdc: 77, levelIdc: 31, width: 1280, height: 720)
+        #expect(sps.maxNumReorderFrames == 5, "18000 / 3600")
+        sps.frameMbsOnly = false
+        sps.picHeightInMapUnits = 23
+        #expect(sps.maxDpbFrames == 4, "a frame of two fields is 80 × 46 macroblocks")
+        sps = SequenceParameterSet(profileIdc: 66, constraintFlags: 0b0001_0000, levelIdc: 11, width: 176, height: 144)
+        #expect(sps.level == "1b")
+        #expect(sps.maxNumReorderFrames == 4, "level 1b: 396 / 99")
+        sps.levelIdc = 99
+        #expect(sps.maxNumReorderFrames == 16, "a level Table A-1 does not list")
+        sps = SequenceParameterSet(profileIdc: 100, constraintFlags: 0b0001_0000, levelIdc: 40, width: 1920, height: 1080)
+        #expect(sps.maxNumReorderFrames == 0, "High Intra reorders nothing")
+        sps.vui = VideoUsabilityInformation()
+        sps.vui?.bitstreamRestriction = BitstreamRestriction(maxNumReorderFrames: 2, maxDecFrameBuffering: 4)
+        #expect(sps.maxNumReorderFrames == 2, "what the VUI sends wins")
+    }
+
     @Test func aspectRatioOutsideTheTableUsesExtendedSAR() {
         var vui = VideoUsabilityInformation()
         vui.sampleAspectRatio = SampleAspectRatio(width: 16, height: 15)

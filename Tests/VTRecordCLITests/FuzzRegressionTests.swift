@@ -133,7 +133,8 @@ import VTTestSupport
     /// drains (a cut, bytes inserted) ended `thumbnail` with exit 4, "the software decoder
     /// failed", because the session took an error while draining for its own failure rather
     /// than damage. Now it is damage: no picture to show (exit 2, one line), and verify says
-    /// damaged (exit 6).
+    /// damaged (exit 6). (The seed asked for 0.1 s, past the end of this 0.04 s stream, which
+    /// is now refused before decoding; 0 s takes the same way through the decoder.)
     @Test func anErrorWhileDrainingIsDamageNotAFailedDecoder() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("drain.h264")
@@ -151,9 +152,9 @@ import VTTestSupport
             "MS4wMACAAAAAAWWIhAAx/wP7/8O25SEfnj/+oquXcX8aADKIUEoKyVmV/Yj//GXvr6IOQTM="
         ].joined()))
         try bytes.write(to: URL(fileURLWithPath: path))
-        let thumbnail = try Tools.vtrecord(["thumbnail", path, "--at", "0.1", "--exact", "-o", directory.path("t.jpg")])
+        let thumbnail = try Tools.vtrecord(["thumbnail", path, "--at", "0", "--exact", "-o", directory.path("t.jpg")])
         #expect(thumbnail.status == 2, "\(thumbnail.stderr)")
-        #expect(thumbnail.stderr == "vtrecord: error: \(path): has no picture to show at 0.100 s\n")
+        #expect(thumbnail.stderr == "vtrecord: error: \(path): has no picture to show at 0.000 s\n")
         let verify = try Tools.vtrecord(["verify", path])
         #expect(verify.status == 6, "\(verify.stderr)")
         #expect(verify.stderr.isEmpty)
