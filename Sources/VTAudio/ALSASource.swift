@@ -65,7 +65,7 @@ public final class ALSASource: AudioSource, Sendable {
             let chosen = try Self.configure(handle, name: name, rate: sampleRate, channels: channels, format: nil)
             sampleFormat = chosen.format
             format = AudioCaptureFormat(sampleRate: chosen.rate, channels: chosen.channels,
-                                       sampleFormat: Self.sampleFormat(chosen.format), isLive: true, name: name)
+                                        sampleFormat: Self.sampleFormat(chosen.format), isLive: true, name: name)
         } catch {
             snd_pcm_close(handle)
             throw error

@@ -42,7 +42,7 @@ public final class TestToneSource: AudioSource, Sendable {
 
     public init(sampleRate: Int, channels: Int, frameRate: FrameRate) {
         format = AudioCaptureFormat(sampleRate: sampleRate, channels: channels, sampleFormat: .float32,
-                                   isLive: false, name: "test")
+                                    isLive: false, name: "test")
         schedule = FlashSchedule(frameRate: frameRate)
     }
 

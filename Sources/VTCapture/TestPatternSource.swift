@@ -54,7 +54,7 @@ public final class TestPatternSource: CaptureSource {
             throw refuse("width and height must be even, as 4:2:0 encoders require")
         }
         format = CaptureFormat(pixelFormat: .i420, width: width, height: height, frameRate: frameRate,
-                              sampleAspectRatio: SampleAspectRatio(width: 1, height: 1), fullRange: false, isLive: live)
+                               sampleAspectRatio: SampleAspectRatio(width: 1, height: 1), fullRange: false, isLive: live)
         painter = TestPatternPainter(width: width, height: height,
                                      flashes: flashes ? FlashSchedule(frameRate: frameRate) : nil)
         pool = PixelBufferPool(format: .i420, width: width, height: height, capacity: bufferCount)

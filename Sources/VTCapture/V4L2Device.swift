@@ -314,7 +314,7 @@ final class V4L2Device {
         try require(vt_VIDIOC_S_FMT, &format)
         let pix = format.fmt.pix
         return NegotiatedImage(fourCC: FourCC(rawValue: pix.pixelformat), width: Int(pix.width),
-                           height: Int(pix.height), bytesPerLine: Int(pix.bytesperline))
+                               height: Int(pix.height), bytesPerLine: Int(pix.bytesperline))
     }
 
     /// VIDIOC_S_PARM with the asked rate (after S_FMT: uvcvideo resets the rate there), then

@@ -122,8 +122,8 @@ public final class V4L2Source: CaptureSource {
         self.keepsCompressed = keepCompressed
         zeroCopy = Self.canPassWithoutCopy(cameraFormat, image, ring)
         format = CaptureFormat(pixelFormat: zeroCopy ? cameraFormat.deliveredPixelFormat : .i420,
-                              width: image.width, height: image.height, frameRate: rate,
-                              fullRange: cameraFormat == .mjpeg ? true : nil, isLive: true)
+                               width: image.width, height: image.height, frameRate: rate,
+                               fullRange: cameraFormat == .mjpeg ? true : nil, isLive: true)
         let stream = Self.stream(ring, image, cameraFormat, zeroCopy: zeroCopy, depth: depth)
         reader = Mutex(Reader(stream: stream, converter: FrameConverter(width: image.width, height: image.height)))
     }

@@ -86,9 +86,9 @@ public final class Y4MSource: CaptureSource {
         self.sampling = header.sampling
         self.pictureSize = header.pictureSize
         self.format = CaptureFormat(pixelFormat: .i420, width: header.width, height: header.height,
-                                   frameRate: header.frameRate ?? Self.defaultFrameRate,
-                                   sampleAspectRatio: header.sampleAspectRatio,
-                                   fullRange: header.fullRange, isLive: false)
+                                    frameRate: header.frameRate ?? Self.defaultFrameRate,
+                                    sampleAspectRatio: header.sampleAspectRatio,
+                                    fullRange: header.fullRange, isLive: false)
         self.pool = PixelBufferPool(format: .i420, width: header.width, height: header.height,
                                     capacity: bufferCount)
         self.reader = Mutex(Reader(input: input))

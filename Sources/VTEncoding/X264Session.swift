@@ -51,7 +51,7 @@ public final class X264Session: CompressionSession {
         self.resolvedSettings = settings
         self.output = output
         self.formatDescription = VideoFormatDescription(width: width, height: height,
-                                                   sequenceParameterSets: [], pictureParameterSets: [])
+                                                        sequenceParameterSets: [], pictureParameterSets: [])
         logContext = X264LogContext(logger: logger)
         logSink = .allocate(capacity: 1)
         logSink.initialize(to: vt_x264_log_sink(fn: { context, level, message in
@@ -82,7 +82,7 @@ public final class X264Session: CompressionSession {
         let headers = try headersNow()
         pendingSEI = headers.sei
         formatDescription = VideoFormatDescription(width: width, height: height,
-                                              sequenceParameterSets: headers.sps, pictureParameterSets: headers.pps)
+                                                   sequenceParameterSets: headers.sps, pictureParameterSets: headers.pps)
 
         let actual = Self.parameters(of: encoder)
         speeds = X264SpeedSteps(settings: settings, width: width, height: height, pixelFormat: pixelFormat,

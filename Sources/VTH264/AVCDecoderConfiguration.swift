@@ -64,7 +64,7 @@ extension VideoFormatDescription {
         }
         let sps = try SequenceParameterSet(nalUnit: first)
         return VideoFormatDescription(width: sps.width, height: sps.height, sequenceParameterSets: sequence,
-                                 pictureParameterSets: picture, nalUnitLengthSize: nalUnitLengthSize)
+                                      pictureParameterSets: picture, nalUnitLengthSize: nalUnitLengthSize)
     }
 
     /// The avcC record for this description. Profiles 100, 110, 122 and 144 get the trailer

@@ -68,7 +68,7 @@ public final class TransportStreamWriter: SingleFileOutput {
         sink = Sink(file: file)
     }
 
-    deinit { release() }
+    deinit { closeMuxer() }
 
     /// The muxer is opened with the first frame.
     public var holdsNothing: Bool { framesGiven == 0 }
@@ -129,14 +129,14 @@ public final class TransportStreamWriter: SingleFileOutput {
         if let context {
             try check(vt_av_write_trailer(context), "finish the file")
         }
-        release()
+        closeMuxer()
         statistics.bytes = file.endOffset
     }
 
     public func salvage() {
         // What the muxer still holds goes out if the medium takes it.
         if let io = context?.pointee.pb { vt_avio_flush(io) }
-        release()
+        closeMuxer()
     }
 
     /// Sets up the muxer for the stream `format` describes and writes the file's header.
@@ -246,7 +246,7 @@ public final class TransportStreamWriter: SingleFileOutput {
         throw .muxer(path: file.path, reason: "cannot \(what): \(FFmpegLibraries.errorText(status))")
     }
 
-    private func release() {
+    private func closeMuxer() {
         if let context {
             if let io = context.pointee.pb {
                 vt_av_free(io.pointee.buffer)

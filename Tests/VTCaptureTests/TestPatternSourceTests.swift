@@ -18,8 +18,8 @@ struct TestPatternSourceTests {
     func everyFrameCarriesItsNumber(width: Int, height: Int) throws {
         let source = try TestPatternSource(width: width, height: height, frameRate: Self.rate30)
         #expect(source.format == CaptureFormat(pixelFormat: .i420, width: width, height: height,
-                                              frameRate: Self.rate30, sampleAspectRatio: SampleAspectRatio(width: 1, height: 1),
-                                              fullRange: false, isLive: false))
+                                               frameRate: Self.rate30, sampleAspectRatio: SampleAspectRatio(width: 1, height: 1),
+                                               fullRange: false, isLive: false))
         for n in 0..<40 {
             let frame = try requireFrame(source.nextFrame())
             #expect(frame.sequence == UInt64(n))

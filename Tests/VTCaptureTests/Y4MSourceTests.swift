@@ -41,8 +41,8 @@ struct Y4MSourceFFmpegTests {
         let source = try Y4MSource(path: path)
         if width % 2 == 0 && height % 2 == 0 {
             #expect(source.format == CaptureFormat(pixelFormat: .i420, width: width, height: height,
-                                                  frameRate: FrameRate(numerator: 30, denominator: 1)!,
-                                                  sampleAspectRatio: SampleAspectRatio(width: 1, height: 1), fullRange: nil, isLive: false))
+                                                   frameRate: FrameRate(numerator: 30, denominator: 1)!,
+                                                   sampleAspectRatio: SampleAspectRatio(width: 1, height: 1), fullRange: nil, isLive: false))
         } else {
             #expect(header.contains(" XCOLORRANGE=LIMITED"))
             #expect(source.format.fullRange == false)

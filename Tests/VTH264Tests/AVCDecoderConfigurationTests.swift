@@ -71,7 +71,7 @@ import VTCore
 
     @Test func descriptionsAvcCCannotHoldAreRejected() {
         var format = VideoFormatDescription(width: 16, height: 16, sequenceParameterSets: [baselineSPS],
-                                       pictureParameterSets: [[0x68] + Array(repeating: 0xAA, count: 70_000)])
+                                            pictureParameterSets: [[0x68] + Array(repeating: 0xAA, count: 70_000)])
         #expect(throws: BitstreamError.parameterSetTooLarge(.pps, size: 70_001)) { try format.avcC() }
         format.pictureParameterSets = Array(repeating: pps, count: 256)
         #expect(throws: BitstreamError.tooManyParameterSets(.pps, count: 256, maximum: 255)) { try format.avcC() }

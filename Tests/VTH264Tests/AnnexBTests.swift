@@ -77,7 +77,7 @@ import VTCore
 
     @Test func keyframeGetsFormatParameterSetsAndOtherFramesDoNot() throws {
         let format = VideoFormatDescription(width: 16, height: 16, sequenceParameterSets: [[0x67, 0x42]],
-                                       pictureParameterSets: [[0x68, 0xCE]], nalUnitLengthSize: 2)
+                                            pictureParameterSets: [[0x68, 0xCE]], nalUnitLengthSize: 2)
         let key = EncodedFrame(data: [0, 2, 0x65, 0x88], pts: .zero, dts: .zero, isKeyFrame: true, token: FrameToken(0))
         let other = EncodedFrame(data: [0, 2, 0x41, 0x9A], pts: .zero, dts: .zero, isKeyFrame: false, token: FrameToken(0))
         #expect(try AnnexB.annexB(key, format: format)

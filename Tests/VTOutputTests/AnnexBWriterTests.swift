@@ -14,7 +14,7 @@ import Glibc
     static let sps: [UInt8] = [0x67, 0x64, 0x00, 0x1F, 0xAC]
     static let pps: [UInt8] = [0x68, 0xEE, 0x3C, 0x80]
     static let format = VideoFormatDescription(width: 64, height: 64, sequenceParameterSets: [sps],
-                                          pictureParameterSets: [pps])
+                                               pictureParameterSets: [pps])
     static let idrSlice: [UInt8] = [0x65, 0x88, 0x84, 0x00, 0x33]
     static let sei: [UInt8] = [0x06, 0x05, 0x01, 0xAA, 0x80]
     static let pSlice: [UInt8] = [0x41, 0x9A, 0x02]

@@ -19,7 +19,7 @@ import VTTestSupport
         let data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         let units = AnnexB.nalUnitRanges(in: data).map { Array(data[$0]) }
         return VideoFormatDescription(width: 64, height: 64, sequenceParameterSets: units.filter { $0.first.map { $0 & 0x1F } == 7 },
-                                 pictureParameterSets: units.filter { $0.first.map { $0 & 0x1F } == 8 })
+                                      pictureParameterSets: units.filter { $0.first.map { $0 & 0x1F } == 8 })
     }
 
     /// On a machine without a device, auto decodes in software with nothing to explain, as it

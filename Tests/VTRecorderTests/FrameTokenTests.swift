@@ -15,7 +15,7 @@ import VTTestSupport
     final class JitteredCamera: CaptureSource, @unchecked Sendable {
         // @unchecked Sendable: `next` and `random` are touched by the capture thread only.
         let format = CaptureFormat(pixelFormat: .i420, width: 64, height: 64,
-                                  frameRate: FrameRate(numerator: 30, denominator: 1)!, isLive: false)
+                                   frameRate: FrameRate(numerator: 30, denominator: 1)!, isLive: false)
         let statistics = CaptureStatistics()
         private let frames: Int
         private let jitter: Int64

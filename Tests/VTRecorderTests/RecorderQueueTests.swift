@@ -16,7 +16,7 @@ import VTTestSupport
     final class ScriptedCamera: CaptureSource, @unchecked Sendable {
         // @unchecked Sendable: `next` is touched by the capture thread only.
         let format = CaptureFormat(pixelFormat: .i420, width: 64, height: 64,
-                                  frameRate: FrameRate(numerator: 30, denominator: 1)!, isLive: true)
+                                   frameRate: FrameRate(numerator: 30, denominator: 1)!, isLive: true)
         let statistics = CaptureStatistics()
         let encoderBusy = DispatchSemaphore(value: 0)
         let stopAt: UInt64

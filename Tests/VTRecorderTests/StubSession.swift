@@ -11,7 +11,7 @@ final class StubSession: CompressionSession, @unchecked Sendable {
     // @unchecked Sendable: made by a test and then used by the recorder's encoder thread only.
     let encoderName = "stub"
     let formatDescription = VideoFormatDescription(width: 64, height: 64, sequenceParameterSets: [[0x67, 0x42, 0x00, 0x1E]],
-                                              pictureParameterSets: [[0x68, 0xCE, 0x38, 0x80]])
+                                                   pictureParameterSets: [[0x68, 0xCE, 0x38, 0x80]])
     let resolvedSettings = EncoderSettings()
     /// Pictures come out in the order they went in.
     let reorderDelay = 0

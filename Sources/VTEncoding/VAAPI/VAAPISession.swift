@@ -88,7 +88,7 @@ public final class VAAPISession: CompressionSession {
         let headers = VAAPIHeaders(plan: plan, settings: settings, width: width, height: height, planner: planner)
         self.headers = headers
         self.formatDescription = VideoFormatDescription(width: width, height: height,
-                                                   sequenceParameterSets: [], pictureParameterSets: [])
+                                                        sequenceParameterSets: [], pictureParameterSets: [])
         var resolved = settings
         resolved.profile = plan.profile
         resolved.entropy = plan.entropy
@@ -132,8 +132,8 @@ public final class VAAPISession: CompressionSession {
             throw .openFailed(encoder: "vaapi", reason: error.description)
         }
         formatDescription = VideoFormatDescription(width: width, height: height,
-                                              sequenceParameterSets: [headers.sps.nalUnit()],
-                                              pictureParameterSets: [headers.pps.nalUnit()])
+                                                   sequenceParameterSets: [headers.sps.nalUnit()],
+                                                   pictureParameterSets: [headers.pps.nalUnit()])
     }
 
     private func open() throws(VAAPIFailure) {
@@ -328,7 +328,7 @@ public final class VAAPISession: CompressionSession {
         let pps = split.pictureParameterSets
         if plan.packedHeaders & UInt32(VA_ENC_PACKED_HEADER_SEQUENCE) == 0, !sps.isEmpty, !pps.isEmpty {
             formatDescription = VideoFormatDescription(width: width, height: height,
-                                                  sequenceParameterSets: sps, pictureParameterSets: pps)
+                                                       sequenceParameterSets: sps, pictureParameterSets: pps)
         }
         guard !data.isEmpty else {
             throw EncoderError.encodeFailed(encoder: "vaapi", frame: picture.displayIndex,
