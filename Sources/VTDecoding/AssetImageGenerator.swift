@@ -61,9 +61,12 @@ public final class AssetImageGenerator {
                 if packet.frame.isKeyFrame, packet.format != nil, packet.frame.pts.seconds <= target { keyframe = packet }
             }
         }
+        guard let format = keyframe.format else {
+            throw ReadError(path: path, reason: "its keyframe has no SPS and PPS")
+        }
         var chosen: Image?
         var last: Image?
-        let session = try decoders.session(format: keyframe.format!) { decoded in
+        let session = try decoders.session(format: format) { decoded in
             guard chosen == nil else { return }
             let image = Image(picture: Pictures.copy(decoded.pixelBuffer), time: decoded.pts.seconds - start,
                               isKeyFrame: decoded.token == FrameToken(0), isFullRange: decoded.isFullRange)

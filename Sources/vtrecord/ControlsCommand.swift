@@ -30,8 +30,8 @@ struct Controls: ParsableCommand {
             print("\(device) has no controls.")
             return
         }
-        let width = controls.map(\.name.count).max()!
-        let typeWidth = controls.map(\.kind.rawValue.count).max()!
+        let width = controls.map(\.name.count).max() ?? 0
+        let typeWidth = controls.map(\.kind.rawValue.count).max() ?? 0
         for (index, control) in controls.enumerated() {
             if index == 0 || control.group != controls[index - 1].group {
                 if index > 0 { print("") }
