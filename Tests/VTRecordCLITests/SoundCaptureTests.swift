@@ -21,8 +21,8 @@ import Glibc
         let alsa: FakeALSAConfiguration
         let microphone: FakeMicrophone
 
-        init(_ microphone: FakeMicrophone) throws {
-            camera = try FakeCamera(knobs: [.flash])
+        init(_ microphone: FakeMicrophone, cameraKnobs: [FakeCamera.Knob] = []) throws {
+            camera = try FakeCamera(knobs: [.flash] + cameraKnobs)
             self.microphone = microphone
             alsa = try FakeALSAConfiguration([microphone])
         }
@@ -228,13 +228,17 @@ import Glibc
         let seed = ProcessInfo.processInfo.environment["VTRECORD_SIGNAL_SEED"].flatMap(UInt64.init) ?? 20_261_126
         print("sound signal trials: VTRECORD_SIGNAL_SEED=\(seed)")
         var random = SeededRandom(seed: seed)
-        let rig = try Rig(Self.microphone(ppm: 150))
+        // The camera's trace says when the first frame is taken: each moment counts from there,
+        // not from the start of a process that may take its time to open both devices.
+        let rig = try Rig(Self.microphone(ppm: 150), cameraKnobs: [.trace])
         for trial in 0..<10 {
             let delay = 0.6 + Double(random.next(in: 0...2400)) / 1000
             let file = rig.alsa.file("signal-\(trial).mp4")
             let summaryPath = rig.alsa.file("signal-\(trial).json")
             let child = try ChildProcess([Tools.vtrecord] + rig.arguments(file, ["--json-summary", summaryPath]),
                                          environment: rig.environment)
+            try #require(child.waitForStandardError(containing: "VIDIOC_DQBUF) = 0", timeout: .seconds(30)),
+                         "trial \(trial): no frame taken: \(child.standardErrorSoFar)")
             Thread.sleep(forTimeInterval: delay)
             child.send(SIGINT)
             let result = child.wait(timeout: .seconds(30))

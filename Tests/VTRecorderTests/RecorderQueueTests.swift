@@ -56,7 +56,8 @@ import VTTestSupport
                                     makeSession: { _ in session },
                                     makeOutput: { try AnnexBWriter(path: "/dev/null", overwrite: true) })
             box.control = recorder.control
-            camera.onStop = { [control = recorder.control] in control.stopCleanly() }
+            // Weak: the control holds the camera, which holds this closure.
+            camera.onStop = { [weak control = recorder.control] in control?.stopCleanly() }
             return (recorder.run(), session.encoded)
         }
         #expect(result.stopReason == .signal)
