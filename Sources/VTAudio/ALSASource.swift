@@ -24,8 +24,10 @@ public final class ALSASource: AudioSource, Sendable {
 
     /// The period asked of the device: 10 ms.
     static let periodMicroseconds: UInt32 = 10_000
-    /// The buffer asked of the device: 200 ms, room for the audio thread to be late.
-    static let bufferMicroseconds: UInt32 = 200_000
+    /// The buffer asked of the device: 500 ms (arecord's), room for the audio thread to be
+    /// late. With 200 ms a busy machine (three builds beside a recording) or a sanitized
+    /// build starved it long enough to overrun.
+    static let bufferMicroseconds: UInt32 = 500_000
     /// Frames read at most at once.
     static let largestRead = 4096
 
