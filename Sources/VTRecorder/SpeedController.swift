@@ -152,14 +152,9 @@ struct SpeedController {
             return nil
         }
         // About eight pictures of memory: one slow picture (a keyframe, or a call the host held
-        // up) is not a trend; a sudden overload shows in the queue too. Until a change has
-        // settled the calls still wait on pictures started at the old settings (a hardware
-        // engine codes them first): they say nothing of the new step's cost.
-        let settled = Double(o.now - lastChange) >= Self.settleFrames * interval
-        if settled {
-            let callFraction = min(Double(o.encodeNanoseconds) / interval, Self.longestCall)
-            callLoad = callLoad.map { $0 + (callFraction - $0) / 8 } ?? callFraction
-        }
+        // up) is not a trend; a sudden overload shows in the queue too.
+        let callFraction = min(Double(o.encodeNanoseconds) / interval, Self.longestCall)
+        callLoad = callLoad.map { $0 + (callFraction - $0) / 8 } ?? callFraction
         measureCPU(o)
         recentWaiting.append(o.waiting)
         if recentWaiting.count > Self.lastingBacklog { recentWaiting.removeFirst() }
@@ -167,6 +162,7 @@ struct SpeedController {
             && recentWaiting.allSatisfy { $0 >= Self.backlog } && o.waiting > recentWaiting[0]
 
         let pressed = droppedNow || growingBacklog || load > Self.busy
+        let settled = Double(o.now - lastChange) >= Self.settleFrames * interval
         if pressed {
             calmSince = nil
             guard settled, step < steps - 1 else { return nil }
