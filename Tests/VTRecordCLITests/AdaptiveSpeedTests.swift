@@ -7,7 +7,9 @@ import VTTestSupport
 /// once settled; with `--realtime drop` it keeps its speed and drops as before. A device that
 /// slows down for a while makes it step faster, and back once it is free.
 ///
-/// Nested in CameraRecordingTests, whose `.serialized` covers it: real-time capture.
+/// Nested in CameraRecordingTests, whose `.serialized` covers it: real-time capture. make test
+/// runs it on its own, after the rest: what the encoder costs is what these tests control, and
+/// the other tests' load on the cores would add to it.
 extension CameraRecordingTests {
     @Suite struct AdaptiveSpeedTests {
         /// A settling time: after it, no frame may be dropped.
