@@ -24,13 +24,13 @@ struct AudioOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Sound codec: aac (default for .mp4 and .ts), opus (default for .mkv), pcm (16-bit, .mkv only).", valueName: "codec"))
     var audioCodec: AudioCodec?
 
-    @Option(name: .long, help: ArgumentHelp("Sound bit rate in bit/s: 128k (the default for AAC), 96k (for Opus).", valueName: "rate"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Sound bit rate in bit/s: 128k (the default for AAC), 96k (for Opus).", valueName: "rate"))
     var audioBitrate: DecimalQuantity?
 
-    @Option(name: .long, help: ArgumentHelp("Sample rate to capture at, in Hz (default: 48000 where the device offers it, else its own). Opus is always coded at 48000.", valueName: "Hz"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Sample rate to capture at, in Hz (default: 48000 where the device offers it, else its own). Opus is always coded at 48000.", valueName: "Hz"))
     var audioRate: Int?
 
-    @Option(name: .long, help: ArgumentHelp("Channels to capture: 1 or 2 (default 2 where the device offers it, else 1).", valueName: "n"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Channels to capture: 1 or 2 (default 2 where the device offers it, else 1).", valueName: "n"))
     var audioChannels: Int?
 
     // Unconditional: the value may start with a minus sign.

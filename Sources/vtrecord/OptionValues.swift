@@ -67,7 +67,8 @@ struct DecimalQuantity: ExpressibleByArgument {
 ///
 /// Time options read their value with `parsing: .unconditional` and `transform: parse`: by
 /// default swift-argument-parser takes `-1s` for an option of its own and answers "Missing
-/// value", where the user needs to hear that a time cannot be negative.
+/// value", where the user needs to hear that a time cannot be negative. Options that take a
+/// number read it with `.unconditional` too, so `--frames -1` hears the option's range.
 struct DurationArgument: ExpressibleByArgument {
     let seconds: Double
     init?(argument: String) {

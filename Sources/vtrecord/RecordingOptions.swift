@@ -43,7 +43,7 @@ struct InputOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Picture size of the camera or the test pattern, as WxH (default 1280x720).", valueName: "WxH"))
     var size: FrameSize?
 
-    @Option(name: .long, help: ArgumentHelp("Frame rate: 30, 30000/1001 or 29.97. Default: the input's rate; 30 for a camera and the test pattern.", valueName: "rate"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Frame rate: 30, 30000/1001 or 29.97. Default: the input's rate; 30 for a camera and the test pattern.", valueName: "rate"))
     var fps: FrameRateArgument?
 
     @Option(name: .long, help: "Camera pixel format: auto (default: raw 4:2:0, then YUYV, then MJPEG when raw cannot reach the rate), yuyv, nv12, yu12, mjpeg.")
@@ -52,7 +52,7 @@ struct InputOptions: ParsableArguments {
     @Flag(name: .long, inversion: .prefixedNo, help: "Fail (exit 3) instead of going on when the camera cannot give the asked format, size or rate (--no-strict-format undoes a preset's).")
     var strictFormat = false
 
-    @Option(name: .long, help: ArgumentHelp("Camera capture buffers, 3–32 (default 8).", valueName: "n"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Camera capture buffers, 3–32 (default 8).", valueName: "n"))
     var buffers: Int = 8
 
     @Flag(name: .long, inversion: .prefixedNo, help: "When the camera is unplugged, wait for it to come back and go on in the same file (the gap is counted; --no-reconnect undoes a preset's).")
@@ -99,13 +99,13 @@ struct OutputOptions: ParsableArguments {
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Start a new file at every multiple of this presentation time: 60s, 10m. Each file starts with a keyframe and plays alone; -o must contain {n}. --frames and --duration count the whole recording.", valueName: "time"), transform: DurationArgument.parse)
     var segmentTime: DurationArgument?
 
-    @Option(name: .long, help: ArgumentHelp("Start a new file once one holds this many bytes: 500M, 2G. A file may exceed it by the few frames the encoder holds back; -o must contain {n}.", valueName: "bytes"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Start a new file once one holds this many bytes: 500M, 2G. A file may exceed it by the few frames the encoder holds back; -o must contain {n}.", valueName: "bytes"))
     var segmentSize: DecimalQuantity?
 
-    @Option(name: .long, help: ArgumentHelp("With --segment-time or --segment-size: keep only the newest n files, deleting the oldest as a new one starts.", valueName: "n"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("With --segment-time or --segment-size: keep only the newest n files, deleting the oldest as a new one starts.", valueName: "n"))
     var maxFiles: Int?
 
-    @Option(name: .long, help: ArgumentHelp("Stop after this many frames have been written.", valueName: "n"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Stop after this many frames have been written.", valueName: "n"))
     var frames: Int?
 
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Stop after this much presentation time: 10s, 1m30s, 500ms.", valueName: "time"), transform: DurationArgument.parse)
@@ -226,7 +226,7 @@ struct EncoderOptions: ParsableArguments {
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Longest distance between keyframes: frames (60) or time (2s). Default 2s.", valueName: "n|time"), transform: KeyIntervalArgument.parse)
     var keyint: KeyIntervalArgument?
 
-    @Option(name: .long, help: ArgumentHelp("B-frames between references; 0 turns frame reordering off.", valueName: "n"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("B-frames between references; 0 turns frame reordering off.", valueName: "n"))
     var bframes: Int?
 
     @Option(name: .long, help: "Entropy coding.")
@@ -235,22 +235,22 @@ struct EncoderOptions: ParsableArguments {
     @Option(name: .long, help: "Rate control: crf (default), cqp, abr, vbr (with --max-bitrate), cbr.")
     var rateControl: EncoderSettings.RateControl?
 
-    @Option(name: .long, help: ArgumentHelp("Constant quality, 0–51 (default 23; lower is better).", valueName: "q"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Constant quality, 0–51 (default 23; lower is better).", valueName: "q"))
     var crf: Double?
 
-    @Option(name: .long, help: ArgumentHelp("Constant quantiser, 0–51 (with --rate-control cqp).", valueName: "qp"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Constant quantiser, 0–51 (with --rate-control cqp).", valueName: "qp"))
     var qp: Int?
 
-    @Option(name: .long, help: ArgumentHelp("Average bit rate in bit/s: 2M, 500k.", valueName: "rate"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Average bit rate in bit/s: 2M, 500k.", valueName: "rate"))
     var bitrate: DecimalQuantity?
 
-    @Option(name: .long, help: ArgumentHelp("Peak bit rate in bit/s (the VBV maximum).", valueName: "rate"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Peak bit rate in bit/s (the VBV maximum).", valueName: "rate"))
     var maxBitrate: DecimalQuantity?
 
-    @Option(name: .long, help: ArgumentHelp("VBV buffer in bytes: 250k (default: one second of the peak rate).", valueName: "bytes"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("VBV buffer in bytes: 250k (default: one second of the peak rate).", valueName: "bytes"))
     var bufsize: DecimalQuantity?
 
-    @Option(name: .long, help: ArgumentHelp("Encoder threads (0 = automatic).", valueName: "n"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Encoder threads (0 = automatic).", valueName: "n"))
     var threads: Int?
 
     @Option(name: .long, help: ArgumentHelp("When the encoder falls behind a live source: adaptive (run faster settings than --speed while it must, instead of dropping frames), drop (drop frames at the queue), off (make the source wait). Default: adaptive for cameras, off for files; --realtime alone is adaptive.", valueName: "mode"))

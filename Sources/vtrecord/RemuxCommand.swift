@@ -24,7 +24,7 @@ struct Remux: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("A raw input's frame times (timestamp format v2, as --timestamps records them); for a raw output, where to write them.", valueName: "path"))
     var timestamps: String?
 
-    @Option(name: .long, help: ArgumentHelp("A raw input's frame rate when there is no --timestamps (default: the rate in its SPS).", valueName: "rate"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("A raw input's frame rate when there is no --timestamps (default: the rate in its SPS).", valueName: "rate"))
     var fps: FrameRateArgument?
 
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("MP4 and Matroska: the longest fragment (cluster), as when recording (default 1s).", valueName: "time"), transform: DurationArgument.parse)

@@ -28,7 +28,7 @@ struct Snapshot: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Picture size, as WxH (default 1280x720, or the nearest the camera offers, as for recording).", valueName: "WxH"))
     var size: FrameSize?
 
-    @Option(name: .long, help: ArgumentHelp("Frame rate to run the camera at while it settles: 30, 30000/1001.", valueName: "rate"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Frame rate to run the camera at while it settles: 30, 30000/1001.", valueName: "rate"))
     var fps: FrameRateArgument?
 
     @Option(name: .long, help: "Camera pixel format: auto (as for recording), yuyv, nv12, yu12, mjpeg (the camera's own JPEG).")
@@ -37,13 +37,13 @@ struct Snapshot: ParsableCommand {
     @Option(name: .customLong("control"), help: ArgumentHelp("Set a camera control first, e.g. exposure_auto=1 (repeatable, as for recording).", valueName: "name=value"))
     var controls: [ControlSetting] = []
 
-    @Option(name: .long, help: ArgumentHelp("Frames to let go first while the camera settles (default: one second's worth at its rate).", valueName: "n"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Frames to let go first while the camera settles (default: one second's worth at its rate).", valueName: "n"))
     var skip: Int?
 
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("The longest to wait for a frame before giving up (exit 3): a camera that streams nothing does not hang a script (default 10s).", valueName: "time"), transform: DurationArgument.parse)
     var timeout: DurationArgument?
 
-    @Option(name: .long, help: ArgumentHelp("JPEG quality, 1 to 100, when vtrecord compresses the picture (an MJPEG camera's JPEG is kept as it is).", valueName: "q"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("JPEG quality, 1 to 100, when vtrecord compresses the picture (an MJPEG camera's JPEG is kept as it is).", valueName: "q"))
     var quality = 90
 
     @Option(name: [.short, .long], help: ArgumentHelp("Where to write: a template with strftime fields (%Y%m%d-%H%M%S) and {device} (the camera's node name), or '-' for standard output (default '{device}-%Y%m%d-%H%M%S.jpg').", valueName: "path"))

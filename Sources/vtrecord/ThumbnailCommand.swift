@@ -26,7 +26,7 @@ struct Thumbnail: ParsableCommand {
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("A picture every so long, from the start.", valueName: "time"), transform: DurationArgument.parse)
     var every: DurationArgument?
 
-    @Option(name: .long, help: ArgumentHelp("So many pictures spread evenly over the recording (default 1, or a sheet's cells with --tile).", valueName: "n"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("So many pictures spread evenly over the recording (default 1, or a sheet's cells with --tile).", valueName: "n"))
     var count: Int?
 
     @Flag(name: .long, help: "The picture at each time, decoded from the keyframe before it, instead of that keyframe.")
@@ -38,7 +38,7 @@ struct Thumbnail: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("A contact sheet: the pictures COLUMNSxROWS to a JPEG, in time order.", valueName: "CxR"))
     var tile: TileArgument?
 
-    @Option(name: .long, help: ArgumentHelp("JPEG quality, 1 to 100.", valueName: "q"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("JPEG quality, 1 to 100.", valueName: "q"))
     var quality = 85
 
     @OptionGroup var decoding: DecoderOptions

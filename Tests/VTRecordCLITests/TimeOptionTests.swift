@@ -5,7 +5,8 @@ import Testing
 /// (`--experimental-dump-help`): a negative time is refused with one line naming the value,
 /// the option and what to give instead, exit 2, whether typed `--option -1s`, `--option=-1s`
 /// or set in a preset. swift-argument-parser by itself takes `-1s` for an option and answers
-/// "Missing value".
+/// "Missing value". So is a negative number given to an option that takes a count, a
+/// quality, a rate or a size.
 @Suite struct TimeOptionTests {
     struct TimeOption: CustomTestStringConvertible, Sendable {
         var command: [String]
@@ -23,6 +24,17 @@ import Testing
 
     /// The options whose value is a time (value names `time`, `times`, `n|time`), per command.
     static func timeOptions() throws -> [TimeOption] {
+        try options { $0.contains("time") || $0.contains("times") }
+    }
+
+    /// The options whose value is a number that cannot be negative: counts, qualities, rates,
+    /// sizes.
+    static func numberOptions() throws -> [TimeOption] {
+        try options { $0.count == 1 && ["n", "Hz", "q", "qp", "rate", "bytes"].contains($0[0]) }
+    }
+
+    /// The options, per command, whose value name (split at `|`) `matches`.
+    static func options(_ matches: ([String]) -> Bool) throws -> [TimeOption] {
         let dump = try Tools.vtrecord(["--experimental-dump-help"])
         try #require(dump.status == 0, "\(dump.stderr)")
         let root = try #require((try JSONSerialization.jsonObject(with: dump.stdout) as? [String: Any])?["command"] as? [String: Any])
@@ -31,7 +43,7 @@ import Testing
             for argument in command["arguments"] as? [[String: Any]] ?? [] {
                 guard argument["kind"] as? String == "option",
                       let valueName = argument["valueName"] as? String,
-                      valueName.split(separator: "|").contains(where: { $0 == "time" || $0 == "times" }),
+                      matches(valueName.split(separator: "|").map(String.init)),
                       let names = argument["names"] as? [[String: Any]],
                       let long = names.first(where: { $0["kind"] as? String == "long" })?["name"] as? String
                 else { continue }
@@ -68,6 +80,40 @@ import Testing
                 let errors = OutputTests.errorLines(r.stderr)
                 #expect(errors.count == 1, "\(said)")
                 #expect(errors.first.map { $0.contains("'-1s'") && $0.contains(option.name) && $0.contains("negative") } == true, "\(said)")
+                #expect(!r.stderr.contains("Missing value"), "\(said)")
+                #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).isEmpty, "\(said)")
+            }
+        }
+    }
+
+    /// What an option needs beside it before its value is judged.
+    static let companions: [String: [String]] = [
+        "--max-files": ["--segment-time", "1s", "-o", "out-{n}.mp4"],
+        "--audio-rate": ["--audio", "hw:9"], "--audio-channels": ["--audio", "hw:9"], "--audio-bitrate": ["--audio", "hw:9"],
+    ]
+
+    @Test func theScanFindsTheNumberOptions() throws {
+        let found = Set(try Self.numberOptions().map(\.testDescription))
+        for expected in ["vtrecord --frames", "vtrecord --max-files", "vtrecord --bitrate", "vtrecord --crf",
+                         "vtrecord --audio-rate", "vtrecord --fps", "vtrecord thumbnail --count", "vtrecord snapshot --skip"] {
+            #expect(found.contains(expected), "\(found.sorted())")
+        }
+    }
+
+    /// A negative number: the option's own range in one line, as for any value out of it, not
+    /// swift-argument-parser's "Missing value".
+    @Test func aNegativeNumberIsRefusedByEveryNumberOption() throws {
+        for option in try Self.numberOptions() {
+            let operands = try #require(Self.operands[option.command.joined(separator: " ")],
+                                        "\(option.testDescription): say what the command needs in operands")
+                + (Self.companions[option.name] ?? [])
+            for spelling in [[option.name, "-1"], ["\(option.name)=-1"]] {
+                let dir = try TemporaryDirectory()
+                let r = try Tools.vtrecord(option.command + operands + spelling, cwd: dir.url)
+                let said = "\(spelling.joined(separator: " ")): \(r.stderr)"
+                #expect(r.status == 2, "\(said)")
+                let errors = OutputTests.errorLines(r.stderr)
+                #expect(errors.count == 1 && errors[0].contains(option.name) && !errors[0].contains("applies to"), "\(said)")
                 #expect(!r.stderr.contains("Missing value"), "\(said)")
                 #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).isEmpty, "\(said)")
             }
