@@ -51,7 +51,7 @@ let package = Package(
         .target(name: "CAVFormat"),
 
         .target(name: "VTCore",
-                dependencies: [.product(name: "Logging", package: "swift-log")]),
+                dependencies: ["CLinux", .product(name: "Logging", package: "swift-log")]),
         .target(name: "VTH264", dependencies: ["VTCore"]),
         .target(name: "VTCapture",
                 dependencies: ["VTCore", "CYUV", "CV4L2", "CTurboJPEG",

@@ -2,6 +2,7 @@
 #define VT_CLINUX_SHIM_H
 
 #include <stddef.h>
+#include <sys/prctl.h>
 
 // Linux calls that Swift's Glibc module leaves out because glibc declares them only under
 // _GNU_SOURCE. The prototypes are glibc's own.
@@ -23,6 +24,12 @@ static inline int vt_usable_cores(void) {
     int count = 0;
     for (unsigned i = 0; i < sizeof mask / sizeof mask[0]; i++) count += __builtin_popcountl(mask[i]);
     return count;
+}
+
+// Names the calling thread as /proc/PID/task/TID/comm shows it (what pthread_setname_np does
+// for the calling thread; prctl is variadic, which Swift cannot call). 0, or -1 and errno.
+static inline int vt_name_this_thread(const char *name) {
+    return prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL);
 }
 
 #endif
