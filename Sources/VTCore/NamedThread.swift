@@ -1,5 +1,6 @@
-import Foundation
 import CLinux
+import Foundation
+import Logging
 
 extension Thread {
     /// Starts `body` on a new thread that the system knows by `name` (/proc/PID/task/TID/comm,
@@ -17,7 +18,7 @@ extension Thread {
             // for a bad address; a thread without its name still works, so say so and go on.
             if vt_name_this_thread(name) != 0 {
                 let reason = String(cString: strerror(errno))
-                FileHandle.standardError.write(Data("vtrecord: warning: cannot name thread \(name): \(reason)\n".utf8))
+                Logger(label: "vtrecord").warning("cannot name thread \(name): \(reason)")
             }
             body()
         }
