@@ -58,12 +58,26 @@ public protocol CompressionSession: AnyObject {
     /// True after a change of speed until what it costs shows: until the encoder it opened
     /// (if it opened one) has given out its first picture.
     var speedChangePending: Bool { get }
+
+    /// Whether the pictures are coded on a device, off the CPU, whose time per picture the
+    /// session measures once speeds are stepped (`takeDeviceTime()`). A pipelined device's cost
+    /// shows neither in the process's CPU time nor in the encode call, which waits for the
+    /// device only once it has fallen behind.
+    var timesDevice: Bool { get }
+
+    /// The device's time over the pictures timed since the last call, in nanoseconds, and how
+    /// many were timed; nil when none was (or the session does not time a device). The encode
+    /// calls spent that time waiting for the timed pictures, which an untimed picture would
+    /// have spent coding while the next was uploaded.
+    func takeDeviceTime() -> (nanoseconds: Int64, pictures: Int)?
 }
 
 extension CompressionSession {
     public var speedSteps: [String] { [] }
     public var speedChangePending: Bool { false }
     public var newEncoderFromSpeedStep: Int? { nil }
+    public var timesDevice: Bool { false }
+    public func takeDeviceTime() -> (nanoseconds: Int64, pictures: Int)? { nil }
     public func setSpeedStep(_ step: Int) throws(EncoderError) {
         preconditionFailure("\(encoderName) has no speeds to step between")
     }

@@ -148,4 +148,6 @@ final class FallbackSession: CompressionSession {
     func setSpeedStep(_ step: Int) throws(EncoderError) { try active.setSpeedStep(step) }
     var speedChangePending: Bool { active.speedChangePending }
     var newEncoderFromSpeedStep: Int? { active.newEncoderFromSpeedStep }
+    var timesDevice: Bool { active.timesDevice }
+    func takeDeviceTime() -> (nanoseconds: Int64, pictures: Int)? { active.takeDeviceTime() }
 }

@@ -33,7 +33,8 @@ final class SpeedControlStage: RecordingStage {
             return
         }
         let controller = SpeedController(steps: steps.count, frameInterval: frameInterval,
-                                         cores: Self.usableCores(), newEncoderFrom: session.newEncoderFromSpeedStep)
+                                         cores: Self.usableCores(), newEncoderFrom: session.newEncoderFromSpeedStep,
+                                         timesDevice: session.timesDevice)
         try session.setSpeedStep(controller.step)
         self.controller = controller
     }
@@ -42,11 +43,16 @@ final class SpeedControlStage: RecordingStage {
         guard controller != nil else { return }
         let now = MonotonicClock.nanoseconds()
         encodingEnded = now
+        // The waits for pictures timed on a device are the timing's, not the encoder's: an
+        // untimed picture is coded while the next is uploaded.
+        let device = submission.session.takeDeviceTime()
         let observation = SpeedController.Observation(
-            now: now, encodeNanoseconds: now - submission.encodeStarted, waiting: control.queue.waiting,
+            now: now, encodeNanoseconds: max(0, now - submission.encodeStarted - (device?.nanoseconds ?? 0)),
+            waiting: control.queue.waiting,
             dropped: control.droppedAtQueue, cpuNanoseconds: MonotonicClock.cpuNanoseconds(),
             encoderStarted: submission.framesSubmitted > submission.framesInEncoder
-                && !submission.session.speedChangePending)
+                && !submission.session.speedChangePending,
+            deviceNanoseconds: device.map { $0.nanoseconds / Int64($0.pictures) })
         guard let step = controller?.observe(observation) else { return }
         try submission.session.setSpeedStep(step)
     }

@@ -9,9 +9,14 @@ import Foundation
 /// - the encoder's time per picture: how long the encode call took (including writing what
 ///   came out), smoothed, as a fraction of the frame interval. An encoder that keeps up
 ///   returns within the interval; one that falls behind blocks for longer;
-/// - the CPU the process uses, as a fraction of the cores online, over half-second windows. A frame-threaded encoder (x264) returns quickly until every core is busy, so
-///   its call time alone shows too little headroom; a hardware encoder uses little CPU, so its
-///   call time is what counts. The load is the larger of the two.
+/// - the CPU the process uses, as a fraction of the cores online, over half-second windows. A
+///   frame-threaded encoder (x264) returns quickly until every core is busy, so its call time
+///   alone shows too little headroom;
+/// - for a hardware encoder (`CompressionSession.timesDevice`), the device's time per picture,
+///   smoothed, as a fraction of the frame interval. It uses little CPU, and its calls return
+///   quickly while the pictures it keeps in flight are coded, until the device falls behind:
+///   neither shows how close to the interval the device is.
+/// The load is the largest of these.
 ///
 /// It starts at the fastest step and judges nothing until the encoder has given out its first
 /// picture. It steps faster when frames were dropped, when frames wait and their number grows
@@ -43,6 +48,9 @@ struct SpeedController {
         /// new one (`CompressionSession.speedChangePending`): until then (x264 filling its
         /// lookahead) what it costs says nothing of what coding will cost.
         var encoderStarted: Bool
+        /// The device's time per picture over the pictures it timed since the last observation,
+        /// for a session that times its device.
+        var deviceNanoseconds: Int64? = nil
     }
 
     /// Load (a fraction of the frame interval, or of the cores) above which the encoder steps
@@ -87,6 +95,9 @@ struct SpeedController {
     let cores: Int
     /// The first step coded by another encoder (`CompressionSession.newEncoderFromSpeedStep`).
     let newEncoderFrom: Int?
+    /// The session times its device (`CompressionSession.timesDevice`): a step counts as roomy
+    /// only once the device's time was measured at it.
+    let timesDevice: Bool
 
     private(set) var step: Int
     private(set) var changes = 0
@@ -105,6 +116,17 @@ struct SpeedController {
     private var cameFrom: Int?
     /// nil until measured at the current step.
     private var callLoad: Double?
+    /// The device's last times per picture, as fractions of the frame interval, oldest first.
+    private var deviceTimes: [Double] = []
+    /// How many of the device's times count. A session times about one picture in four, so
+    /// three span about as many pictures as the call time's memory.
+    static let deviceMemory = 3
+    /// The least of `deviceTimes`; nil until measured at the current step. The host can only
+    /// lengthen a timing, never shorten it: a timing ends when the encoder thread runs again
+    /// after the device is done, which with other programs on the cores is often 3–4 ms
+    /// (a tenth of a frame interval at 30 fps) after. A device that slows down lengthens every
+    /// timing, and shows within three.
+    private var deviceLoad: Double? { deviceTimes.min() }
     private var windowStart: Int64?
     private var windowCPU: Int64 = 0
     private var cpuLoad = 0.0
@@ -121,10 +143,12 @@ struct SpeedController {
     /// too slow drops frames from its first seconds, one that starts fast climbs to
     /// `--speed` within seconds (several steps at a time while the load is far below `idle`).
     /// `start`: another first step than the fastest.
-    init(steps: Int, frameInterval: Double, cores: Int, newEncoderFrom: Int? = nil, start: Int? = nil) {
+    init(steps: Int, frameInterval: Double, cores: Int, newEncoderFrom: Int? = nil, timesDevice: Bool = false,
+         start: Int? = nil) {
         precondition(steps > 1)
         self.steps = steps
         self.newEncoderFrom = newEncoderFrom
+        self.timesDevice = timesDevice
         step = start ?? steps - 1
         self.frameInterval = frameInterval
         self.cores = max(1, cores)
@@ -132,8 +156,8 @@ struct SpeedController {
         calmNeeded = Array(repeating: Self.calm, count: steps)
     }
 
-    /// The larger of the two loads.
-    var load: Double { max(callLoad ?? 0, cpuLoad) }
+    /// The largest of the loads.
+    var load: Double { max(callLoad ?? 0, cpuLoad, deviceLoad ?? 0) }
 
     /// Takes one picture's measurements; returns the step to change to, if any.
     mutating func observe(_ o: Observation) -> Int? {
@@ -155,6 +179,10 @@ struct SpeedController {
         // up) is not a trend; a sudden overload shows in the queue too.
         let callFraction = min(Double(o.encodeNanoseconds) / interval, Self.longestCall)
         callLoad = callLoad.map { $0 + (callFraction - $0) / 8 } ?? callFraction
+        if let device = o.deviceNanoseconds {
+            deviceTimes.append(Double(device) / interval)
+            if deviceTimes.count > Self.deviceMemory { deviceTimes.removeFirst() }
+        }
         measureCPU(o)
         recentWaiting.append(o.waiting)
         if recentWaiting.count > Self.lastingBacklog { recentWaiting.removeFirst() }
@@ -178,9 +206,11 @@ struct SpeedController {
             return change(to: min(steps - 1, step + max(1, needed)), at: o.now)
         }
         // (Frames may wait for a moment; a backlog was pressure above only if it lasted and grew.)
-        // The CPU share is measured at this step at least once before it counts as room.
+        // The CPU share (and the device's time) is measured at this step at least once before it
+        // counts as room.
         let acrossEncoders = step == newEncoderFrom
         let roomy = load < Self.idle * (acrossEncoders ? Self.acrossEncoders : 1) && cpuLoad > 0
+            && (!timesDevice || deviceLoad != nil)
         guard roomy, step > 0 else {
             calmSince = nil
             return nil
@@ -212,6 +242,7 @@ struct SpeedController {
         calmSince = nil
         // The new step's cost is not known yet: judge it afresh.
         callLoad = nil
+        deviceTimes = []
         cpuLoad = 0
         windowStart = nil
         return next

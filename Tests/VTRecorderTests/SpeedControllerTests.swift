@@ -151,6 +151,52 @@ import Testing
         #expect(t.controller.step == 0 && t.dropped == 0, "\(t.controller.history)")
     }
 
+    /// A hardware encoder keeps two pictures on its device while the next is uploaded: its
+    /// calls return at once and it uses next to no CPU until the device falls behind, so only
+    /// the device's own time says how close to the interval it is. Steps at 50, 40, 25 and
+    /// 12 ms (as the fake VA driver's levels 4 to 7 in the recording test), twice that between
+    /// 5 and 9 s; one picture in four timed, two timings in three 3.5 ms late (the encoder
+    /// thread woken late by the host, as seen beside two CPU-bound programs). It holds 25 ms (0.75 of the interval), never tries
+    /// 40 ms, leaves 25 ms while it costs 50, and comes back after; nothing is dropped.
+    @Test func aHardwareEncoderIsJudgedByWhatItsDeviceTakes() {
+        let costs: [Int64] = [50, 40, 25, 12].map { $0 * 1_000_000 }
+        var controller = SpeedController(steps: 4, frameInterval: 1.0 / 30, cores: 2, timesDevice: true)
+        var deviceFree: Int64 = 0
+        var cpu: Int64 = 0
+        var dropped = 0
+        let upload: Int64 = 2_000_000
+        for picture in 0..<(18 * 30) {
+            let now = Int64(picture) * Self.interval
+            let busy = (5_000_000_000..<9_000_000_000).contains(now)
+            let cost = costs[controller.step] * (busy ? 2 : 1)
+            // The picture starts once the device is free; the call waits only for the one sent two
+            // pictures before, and frames wait in the queue for as long as the device is behind.
+            let behind = max(0, deviceFree - now - 2 * Self.interval)
+            var waiting = Int(behind / Self.interval)
+            if waiting > 24 {
+                dropped += waiting - 24
+                waiting = 24
+                deviceFree = now + 26 * Self.interval
+            }
+            let wait = behind > 0 ? min(cost, max(0, deviceFree + cost - now - 3 * Self.interval)) : 0
+            deviceFree = max(deviceFree, now) + cost
+            cpu += upload
+            let late: Int64 = picture % 12 == 0 ? 0 : 3_500_000
+            let timed = picture % 4 == 0 ? cost + late : nil
+            if let step = controller.observe(.init(now: now + upload + wait, encodeNanoseconds: upload + wait,
+                                                   waiting: waiting, dropped: dropped, cpuNanoseconds: cpu,
+                                                   encoderStarted: true, deviceNanoseconds: timed)) {
+                #expect(step == controller.step)
+            }
+        }
+        let history = controller.history.map { (at: Double($0.at) / 1e9, step: $0.step) }
+        #expect(dropped == 0, "\(history)")
+        #expect(history.allSatisfy { $0.step >= 2 }, "it tried a step the device cannot keep up at: \(history)")
+        #expect(history.contains { $0.at < 5 && $0.step == 2 }, "it climbed to 25 ms: \(history)")
+        #expect(history.contains { $0.at > 5 && $0.at < 6 && $0.step == 3 }, "it left 25 ms once it cost 50: \(history)")
+        #expect(history.last.map { $0.at > 9 && $0.step == 2 } == true, "it came back to 25 ms: \(history)")
+    }
+
     /// Nothing is decided before the encoder gives out its first picture.
     @Test func itWaitsForTheEncodersFirstPicture() {
         var controller = SpeedController(steps: 4, frameInterval: 1.0 / 30, cores: 2)

@@ -15,7 +15,8 @@ import VTVAAPI
 /// access units and parameter sets like any other session.
 ///
 /// Pictures are submitted as soon as they can be coded and collected `pipelineDepth` pictures
-/// later, so the hardware works on one picture while the next is uploaded.
+/// later, so the hardware works on one picture while the next is uploaded. Once speeds are
+/// stepped, one picture in `timedEvery` is coded alone and waited for, which times the device.
 public final class VAAPISession: CompressionSession {
     public let encoderName = "vaapi"
     public private(set) var formatDescription: VideoFormatDescription
@@ -57,6 +58,16 @@ public final class VAAPISession: CompressionSession {
     /// steps), and the one the driver was last sent.
     var qualityLevel: Int?
     var qualityLevelSent: Int?
+
+    /// Speeds are stepped: pictures are timed on the device (`takeDeviceTime()`).
+    private var timing = false
+    /// One picture in this many is timed: the pipeline is emptied before it, so the device
+    /// starts it at once, and it is waited for as soon as it is sent. That picture's upload
+    /// and the device's work do not overlap; the others' do.
+    static let timedEvery = 4
+    private var sentSinceTimed = 0
+    /// The times of the pictures timed since `takeDeviceTime()` was last called.
+    private var deviceTime: (nanoseconds: Int64, pictures: Int) = (0, 0)
 
     private struct Submitted {
         var picture: PlannedPicture
@@ -229,6 +240,18 @@ public final class VAAPISession: CompressionSession {
             preconditionFailure("\(encoderName) has no speeds to step between")
         }
         qualityLevel = first + step
+        // The next picture sent is the first at the new level: time it, and forget the old
+        // level's times.
+        timing = true
+        sentSinceTimed = Self.timedEvery
+        deviceTime = (0, 0)
+    }
+
+    public var timesDevice: Bool { true }
+
+    public func takeDeviceTime() -> (nanoseconds: Int64, pictures: Int)? {
+        defer { deviceTime = (0, 0) }
+        return deviceTime.pictures > 0 ? deviceTime : nil
     }
 
     public func invalidate() {
@@ -262,6 +285,12 @@ public final class VAAPISession: CompressionSession {
         // A reconstructed surface is rewritten only once no picture still being coded writes or
         // reads it (the planner leaves spare surfaces, so this rarely waits).
         while inFlight.contains(where: { $0.picture.touches(slot: picture.slot) }) { try collectOldest() }
+        let timed = timing && sentSinceTimed >= Self.timedEvery
+        sentSinceTimed = timed ? 1 : sentSinceTimed + 1
+        if timed {
+            while !inFlight.isEmpty { try collectOldest() }
+        }
+        var sent: Int64 = 0
         let coded = freeCoded.removeFirst()
         var buffers: [VABufferID] = []
         defer { for id in buffers { _ = vaDestroyBuffer(display, id) } }
@@ -270,18 +299,25 @@ public final class VAAPISession: CompressionSession {
             try vaCheck(vaBeginPicture(display, context, inputSurfaces[input]), "vaBeginPicture")
             try vaCheck(vaRenderPicture(display, context, &buffers, Int32(buffers.count)), "vaRenderPicture")
             try vaCheck(vaEndPicture(display, context), "vaEndPicture")
+            sent = MonotonicClock.nanoseconds()
         } catch {
             freeCoded.append(coded)
             freeInputs.append(input)
             throw EncoderError.encodeFailed(encoder: "vaapi", frame: picture.displayIndex, reason: error.description)
         }
         inFlight.append(Submitted(picture: picture, input: input, coded: coded))
-        if inFlight.count > pipelineDepth { try collectOldest() }
+        if timed {
+            try collectOldest(sent: sent)
+        } else if inFlight.count > pipelineDepth {
+            try collectOldest()
+        }
     }
 
     // MARK: Collecting coded pictures
 
-    private func collectOldest() throws {
+    /// `sent`: when the picture, alone on the device, was sent (vaEndPicture returned; the
+    /// driver's work inside it is the encode call's, on the CPU); its time there is counted.
+    private func collectOldest(sent: Int64? = nil) throws {
         guard !inFlight.isEmpty else { return }
         let done = inFlight.removeFirst()
         defer {
@@ -292,6 +328,10 @@ public final class VAAPISession: CompressionSession {
         let bytes: [UInt8]
         do {
             try vaCheck(vaSyncSurface(display, inputSurfaces[done.input]), "vaSyncSurface")
+            if let sent {
+                deviceTime.nanoseconds += MonotonicClock.nanoseconds() - sent
+                deviceTime.pictures += 1
+            }
             bytes = try readCodedBuffer(codedBuffers[done.coded])
         } catch {
             throw EncoderError.encodeFailed(encoder: "vaapi", frame: picture.displayIndex, reason: error.description)
