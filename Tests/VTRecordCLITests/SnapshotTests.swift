@@ -127,7 +127,8 @@ extension CameraRecordingTests {
         /// `--snapshot` while recording 1080p30 live: the file is only ever a whole JPEG (read in
         /// a loop all through the recording), it keeps being replaced, and the recording drops
         /// nothing. The recording's settings keep up on two cores without stills (zerolatency:
-        /// no frame-thread backlog), so a drop here is the stills' doing.
+        /// no frame-thread backlog), so a drop here is the stills' doing. make test runs it on its
+        /// own, after the rest (`TEST_ALONE`): beside the other tests it once lost 2.5 s of frames.
         @Test func theSnapshotIsAlwaysAWholeJPEGAndCostsNoFrame() throws {
             let camera = try FakeCamera(knobs: [.pictureRing(10)])
             let still = camera.file("latest.jpg")
