@@ -42,6 +42,10 @@ extension CameraRecordingTests {
             let file = camera.file("a.\(c.container)")
             var lost: [String] = []
             for _ in 0..<3 {
+                // A pair recorded again replaces the one before (vtrecord keeps an existing file).
+                for path in [camera.file("a.h264"), file] where FileManager.default.fileExists(atPath: path) {
+                    try FileManager.default.removeItem(atPath: path)
+                }
                 let raw = try Tools.run(Tools.vtrecord, arguments + ["-o", camera.file("a.h264")], environment: environment)
                 try #require(raw.status == 0, "\(raw.stderr)")
                 let muxed = try Tools.run(Tools.vtrecord, arguments + ["-o", file], environment: environment)
