@@ -28,7 +28,9 @@ import Glibc
         let dir = try TemporaryDirectory()
         let frames = 60
         let fps = c.settings.contains("25") ? 25.0 : 30.0
+        // Two recordings compared picture for picture: one encoder thread (`Tools.reproducible`).
         let common = ["--test-pattern", "--size", "320x240", "--frames", "\(frames)", "--quiet"] + c.settings
+            + Tools.reproducible
         let raw = try Tools.vtrecord(common + ["-o", dir.path("a.h264")])
         #expect(raw.status == 0, "\(raw.stderr)")
         let file = dir.path("a.\(c.container)")

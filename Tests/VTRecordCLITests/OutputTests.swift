@@ -93,7 +93,9 @@ import Glibc
         // last complete access unit, so every byte in it decodes.
         let dir = try TemporaryDirectory()
         let path = dir.path("limited.h264")
-        let r = try Tools.shell("ulimit -f 100; \"$VTRECORD\" --test-pattern --size 640x480 --frames 300 --keyint 30 -o '\(path)'")
+        // One encoder thread in both recordings, which are compared byte for byte (`Tools.reproducible`).
+        let r = try Tools.shell("ulimit -f 100; \"$VTRECORD\" --test-pattern --size 640x480 --frames 300 --keyint 30 "
+                                + "\(Tools.reproducible.joined(separator: " ")) -o '\(path)'")
         #expect(r.status == 5, "\(r.stderr)")
         #expect(r.stderr.contains("size limit"))
         let decode = try Tools.run("ffmpeg", ["-v", "error", "-i", path, "-f", "null", "-"])
@@ -106,7 +108,7 @@ import Glibc
         // where an access unit starts.
         let whole = dir.path("whole.h264")
         let reference = try Tools.vtrecord(["--test-pattern", "--size", "640x480", "--frames", "300", "--keyint", "30",
-                                            "-o", whole, "--quiet"])
+                                            "-o", whole, "--quiet"] + Tools.reproducible)
         try #require(reference.status == 0, "\(reference.stderr)")
         let integrity = try StreamIntegrity.check(path)
         #expect(integrity.pictures > 10)
@@ -118,11 +120,13 @@ import Glibc
         let input = try Self.growingInput(dir)
         try FileManager.default.createDirectory(atPath: dir.path("whole"), withIntermediateDirectories: false)
         try FileManager.default.createDirectory(atPath: dir.path("cut"), withIntermediateDirectories: false)
+        // One encoder thread in both, whose segments are compared byte for byte (`Tools.reproducible`).
         let reference = try Tools.vtrecord(["--input", input, "--segment-time", "1s", "--keyint", "15",
-                                            "-o", dir.path("whole/seg-{n}.h264"), "--quiet"])
+                                            "-o", dir.path("whole/seg-{n}.h264"), "--quiet"] + Tools.reproducible)
         try #require(reference.status == 0, "\(reference.stderr)")
         // 200 KiB: room for each of the first two segments (about 40 kB), not for the third.
         let r = try Tools.shell("ulimit -f 200; \"$VTRECORD\" --input '\(input)' --segment-time 1s --keyint 15 "
+                                + "\(Tools.reproducible.joined(separator: " ")) "
                                 + "-o '\(dir.path("cut/seg-{n}.h264"))' --quiet --json-summary '\(dir.path("summary.json"))'")
         #expect(r.status == 5, "\(r.stderr)")
         #expect(r.stderr == "vtrecord: error: \(dir.path("cut/seg-2.h264")): file size limit reached; "
