@@ -13,7 +13,7 @@ import Foundation
 ///   frame-threaded encoder (x264) returns quickly until every core is busy, so its call time
 ///   alone shows too little headroom;
 /// - for a hardware encoder (`CompressionSession.timesDevice`), the device's time per picture,
-///   smoothed, as a fraction of the frame interval. It uses little CPU, and its calls return
+///   the least of its last few timings, as a fraction of the frame interval. It uses little CPU, and its calls return
 ///   quickly while the pictures it keeps in flight are coded, until the device falls behind:
 ///   neither shows how close to the interval the device is.
 /// The load is the largest of these.
