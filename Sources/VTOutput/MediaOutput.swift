@@ -66,11 +66,15 @@ public protocol MediaOutput: AnyObject {
     /// Ends the output after a failure, without completing it; never throws. A file this
     /// output made that holds no frame is removed.
     func abandon()
+
+    /// The outputs written beside this one (`OutputFanOut`'s branches): what each did.
+    var branchReports: [OutputBranch.Report] { get }
 }
 
 extension MediaOutput {
     public func requiresKeyFrame(for token: FrameToken, at pts: MediaTime) -> Bool { false }
     public var finalized: Bool? { nil }
+    public var branchReports: [OutputBranch.Report] { [] }
 }
 
 /// An output that writes one file (or standard output): what every such writer shares, how a

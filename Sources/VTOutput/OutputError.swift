@@ -18,6 +18,9 @@ public enum OutputError: ReportableError, Equatable {
     /// A muxer refused something (FFmpeg's, or a container writer of vtrecord's given what it
     /// cannot store): not an error of the medium, which is reported as one of the above.
     case muxer(path: String, reason: String)
+    /// A network output could not connect, or its connection failed (`url` with its secrets
+    /// masked).
+    case network(url: String, reason: String)
     /// The session handed out an access unit that is not valid AVCC (a bug, not a user error).
     case invalidAccessUnit(reason: String)
 
@@ -53,6 +56,8 @@ public enum OutputError: ReportableError, Equatable {
             return "cannot write \(Self.name(path)): \(SystemError(call: "write", errno: code).reason)"
         case let .muxer(path, reason):
             return "\(Self.name(path)): \(reason)"
+        case let .network(url, reason):
+            return "\(url): \(reason)"
         case .invalidAccessUnit(let reason):
             return "the encoder produced an invalid access unit: \(reason)"
         }

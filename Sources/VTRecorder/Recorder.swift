@@ -229,7 +229,7 @@ public final class Recorder {
         statistics.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return RecordingResult(statistics: statistics, stopReason: reason, encoder: encoder,
                                settings: settings, segments: output?.paths ?? [], finalized: output?.finalized,
-                               error: failure)
+                               branches: output?.branchReports ?? [], error: failure)
     }
 
     /// Once the capture thread is out of the source, the source can give its device back.

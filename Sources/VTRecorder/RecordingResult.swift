@@ -2,6 +2,7 @@ import VTAudio
 import VTCapture
 import VTCore
 import VTEncoding
+import VTOutput
 
 /// Counters of one recording.
 public struct RecordingStatistics: Sendable, Equatable {
@@ -65,17 +66,20 @@ public struct RecordingResult: Sendable {
     /// Whether the container was finished into its final form at the end (MP4 finalized);
     /// nil for a raw stream.
     public var finalized: Bool?
+    /// The outputs beside the recording (a second `-o` and on): what each did.
+    public var branches: [OutputBranch.Report]
     public var error: (any Error)?
 
     public init(statistics: RecordingStatistics, stopReason: StopReason, encoder: String,
                 settings: EncoderSettings?, segments: [String] = [], finalized: Bool? = nil,
-                error: (any Error)?) {
+                branches: [OutputBranch.Report] = [], error: (any Error)?) {
         self.statistics = statistics
         self.stopReason = stopReason
         self.encoder = encoder
         self.settings = settings
         self.segments = segments
         self.finalized = finalized
+        self.branches = branches
         self.error = error
     }
 

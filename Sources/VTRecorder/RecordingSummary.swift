@@ -112,6 +112,10 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
     public var speed: Speed?
     public var framesBad: Int
     public var framesTruncated: Int
+    /// Every output, the recording first: what each wrote, dropped and went through.
+    public var outputs: [Output]
+    /// Whether every output beside the recording took every packet (true with none).
+    public var outputsKeptUp: Bool
     public var stopReason: StopReason
     public var error: String?
     public var settings: Settings?
@@ -127,7 +131,8 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
         case captureHandoffMax = "capture_handoff_ms_max"
         case snapshotsWritten = "snapshots_written", snapshotsSkipped = "snapshots_skipped"
         case snapshotsFailed = "snapshots_failed", audio, speed
-        case framesTruncated = "frames_truncated", stopReason = "stop_reason", error, settings
+        case framesTruncated = "frames_truncated", outputs, outputsKeptUp = "outputs_kept_up"
+        case stopReason = "stop_reason", error, settings
     }
 
     /// `camera` is what a camera was asked for and gave; `format.pixel_format` is then the
@@ -174,7 +179,71 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
         framesTruncated = s.source.truncatedFrames
         stopReason = result.stopReason
         error = result.error.map { ($0 as? any ReportableError)?.description ?? "\($0)" }
+        var recording = Output(name: output, role: .recording, state: error == nil ? .finished : .failed)
+        recording.bytes = s.bytes
+        recording.packetsWritten = s.framesEncoded
+        recording.files = result.segments
+        recording.error = error
+        outputs = [recording] + result.branches.map { Output($0) }
+        outputsKeptUp = result.branches.allSatisfy(\.keptUp)
         settings = result.settings.map { Settings($0, realTime: realTime) }
+    }
+
+    /// One output: the recording or one beside it.
+    public struct Output: Codable, Sendable, Equatable {
+        public enum Role: String, Codable, Sendable {
+            /// The first `-o`: its failure ends the run.
+            case recording
+            /// Any other: best effort.
+            case secondary
+        }
+
+        /// The path or template as given, or the URL with its secrets masked.
+        public var name: String
+        public var role: Role
+        public var state: OutputBranch.Report.State
+        public var bytes: Int64 = 0
+        /// Access units and sound packets sent (for the recording: frames written).
+        public var packetsWritten = 0
+        public var packetsDropped = 0
+        public var gopsDropped = 0
+        public var reconnects = 0
+        public var secondsDown = 0.0
+        /// The most its queue held, and the bound (0 for the recording, which has none).
+        public var queuePeakBytes = 0
+        public var queueLimitBytes = 0
+        public var keyframesRequested = 0
+        /// The files written (for a file output).
+        public var files: [String] = []
+        @NullWhenAbsent public var error: String?
+
+        enum CodingKeys: String, CodingKey {
+            case name, role, state, bytes, packetsWritten = "packets_written", packetsDropped = "packets_dropped"
+            case gopsDropped = "gops_dropped", reconnects, secondsDown = "seconds_down"
+            case queuePeakBytes = "queue_peak_bytes", queueLimitBytes = "queue_limit_bytes"
+            case keyframesRequested = "keyframes_requested", files, error
+        }
+
+        init(name: String, role: Role, state: OutputBranch.Report.State) {
+            self.name = name
+            self.role = role
+            self.state = state
+        }
+
+        init(_ report: OutputBranch.Report) {
+            self.init(name: report.name, role: .secondary, state: report.state)
+            bytes = report.bytes
+            packetsWritten = report.packetsWritten
+            packetsDropped = report.packetsDropped
+            gopsDropped = report.gopsDropped
+            reconnects = report.reconnects
+            secondsDown = (report.secondsDown * 1000).rounded() / 1000
+            queuePeakBytes = report.queuePeakBytes
+            queueLimitBytes = report.queueLimitBytes
+            keyframesRequested = report.keyFramesRequested
+            files = report.paths
+            error = report.lastError
+        }
     }
 
     /// The sound track: what it was recorded from and as, and what happened to it.

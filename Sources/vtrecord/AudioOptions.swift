@@ -65,14 +65,19 @@ struct AudioOptions: ParsableArguments {
     }
 
     /// The codec for `container`, refusing what it cannot carry (exit 2).
-    func codec(for container: Container) throws(UsageError) -> AudioCodec {
+    func codec(for container: Container, alsoFor branches: [OutputSpec] = []) throws(UsageError) -> AudioCodec {
         guard container != .h264 else {
             throw UsageError("a raw H.264 stream cannot carry sound (--audio): name the output .mp4, .mkv or .ts, "
                              + "or choose one with --container")
         }
-        let codec = audioCodec ?? (container == .mkv ? .opus : .aac)
+        // Opus by default only where every output carries it.
+        let codec = audioCodec ?? (container == .mkv && branches.allSatisfy { $0.carries(.opus) } ? .opus : .aac)
         if codec == .pcm && container != .mkv {
             throw UsageError("--audio-codec pcm needs Matroska: name the output .mkv, or use aac or opus")
+        }
+        for branch in branches where !branch.carries(codec) {
+            let others = AudioCodec.allCases.filter { branch.carries($0) }.map(\.rawValue).joined(separator: " or ")
+            throw UsageError("-o \(branch.name) cannot carry \(codec.rawValue) sound: use --audio-codec \(others)")
         }
         return codec
     }

@@ -34,11 +34,17 @@ struct PresetResolution {
                         catalog: RecordingOptionCatalog = .shared) throws -> PresetResolution {
         let presets = try presetReferences(in: commandLine).map { try library.load($0) }
         let typed = CommandLineEntries.entries(in: commandLine, catalog: catalog)
+        let typedKeys = Set(typed.map(\.key))
         let entries = fitted(merge(presets.map(\.entries) + [typed.filter { sourceKeys.contains($0.key) }], catalog: catalog)
-                                 .filter { !typed.contains($0) }, typed: typed)
+                                 .filter { !typed.contains($0) }
+                                 .filter { !(replacedWhole.contains($0.key) && typedKeys.contains($0.key)) }, typed: typed)
         let arguments = entries.flatMap { $0.arguments(catalog: catalog) } + commandLine
         return PresetResolution(presets: presets, entries: entries, arguments: arguments)
     }
+
+    /// Repeatable options that the command line gives whole rather than adds to: `-o` names
+    /// every output, the recording first, so a preset's outputs give way to the typed ones.
+    static let replacedWhole: Set<String> = ["output"]
 
     /// The options that name the source: one layer naming a source replaces the source of
     /// the layers before it, whichever of these it used.

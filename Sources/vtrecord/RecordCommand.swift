@@ -13,7 +13,7 @@ import VTRecorder
 /// Recording: the root command's own options and run.
 extension VTRecord {
     func validate() throws {
-        if output.output == "-" && output.jsonSummary == "-" {
+        if output.recording == "-" && output.jsonSummary == "-" {
             throw ValidationError("-o - and --json-summary - both want standard output: write the summary to a file")
         }
         if input.namedSources.count > 1 {
@@ -60,7 +60,8 @@ extension VTRecord {
             },
             onSecond: { stop.abortProcess(exitStatus: ExitStatus.aborted.rawValue) })
         let container = try output.chosenContainer()
-        let soundCodec = try sound.audio.map { _ throws(UsageError) in try sound.codec(for: container) }
+        let branchSpecs = try output.branches()
+        let soundCodec = try sound.audio.map { _ throws(UsageError) in try sound.codec(for: container, alsoFor: branchSpecs) }
         let timing = input.timing(for: container)
         // The frames the pipeline can hold, which the source's buffer pools are sized for.
         var settings = encoder.settings()
@@ -153,13 +154,19 @@ extension VTRecord {
                         ?? writer.currentPath
                     logger.notice("recording \(inputName == "-" ? "standard input" : inputName) to \(target)")
                 }
-                return writer
+                guard !branchSpecs.isEmpty else { return writer }
+                let branches = branchSpecs.enumerated().map { index, spec in
+                    Self.branch(spec, index: index + 1, writerSettings: writerSettings, device: deviceName,
+                                preset: presets.isEmpty ? nil : presets.map(PresetLibrary.name(of:)).joined(separator: "+"),
+                                logger: logger, quiet: output.quiet)
+                }
+                return OutputFanOut(recording: writer, branches: branches)
             })
         stop.attach(recorder)
 
         let result = recorder.run()
         // The name chosen when -o was not given, unless there are several.
-        let outputName = output.output ?? (segments == nil ? result.segments.first : nil) ?? template.text
+        let outputName = output.recording ?? (segments == nil ? result.segments.first : nil) ?? template.text
         let summary = RecordingSummary(result: result, input: inputName, output: outputName, container: container,
                                        format: format, camera: camera?.negotiation,
                                        realTime: realTime)
@@ -178,6 +185,48 @@ extension VTRecord {
         if let error = result.error {
             if let reportable = error as? any ReportableError { throw reportable }
             throw error
+        }
+    }
+
+    /// An output beside the recording, on a thread of its own (`vtrecord-out1`, …). Its
+    /// notices are printed even with --quiet: an output that fails is an error of its own.
+    static func branch(_ spec: OutputSpec, index: Int, writerSettings: AssetWriter.Settings, device: String,
+                       preset: String?, logger: Logging.Logger, quiet: Bool) -> OutputBranch {
+        let interrupt = NetworkInterrupt()
+        let say: @Sendable (String) -> Void = { text in logger.warning("\(text)") }
+        if !quiet { logger.notice("also writing to \(spec.name)") }
+        switch spec.target {
+        case .network(let destination):
+            let settings = NetworkOutput.Settings(frameRate: writerSettings.frameRate, audio: writerSettings.audio,
+                                                  metadata: writerSettings.metadata)
+            return OutputBranch(name: spec.name, threadName: "vtrecord-out\(index)", interrupt: interrupt, say: say) {
+                _, format, base throws(OutputError) in
+                let stream = try NetworkOutput(destination: destination, settings: settings, interrupt: interrupt)
+                try stream.connect(format: format, base: base)
+                return stream
+            }
+        case .file(let path):
+            var settings = writerSettings
+            settings.container = spec.fileContainer
+            if settings.container == .h264 { settings.audio = nil }
+            let fileSettings = settings
+            return OutputBranch(name: spec.name, threadName: "vtrecord-out\(index)", segmentPolicy: spec.segmentPolicy,
+                                interrupt: interrupt, say: say) { attempt, _, _ throws(OutputError) in
+                // A file opened again after a failure gets a name of its own: name-1.mp4, …
+                let name = attempt == 0 ? path : OutputOptions.suffixed(path, attempt)
+                let template: OutputTemplate
+                do throws(OutputTemplateError) {
+                    template = try OutputTemplate(name)
+                } catch {
+                    throw .cannotOpen(path: name, errno: EINVAL)
+                }
+                // Segments are started by the branch, where the encoder thread decided.
+                return try SegmentedOutput(template: template, policy: nil, device: device, preset: preset,
+                                           maxFiles: spec.maxFiles, audioSampleRate: fileSettings.audio?.sampleRate,
+                                           warn: say, open: { file throws(OutputError) in
+                                               try AssetWriter.open(path: file, settings: fileSettings)
+                                           })
+            }
         }
     }
 

@@ -81,8 +81,11 @@ struct InputOptions: ParsableArguments {
 }
 
 struct OutputOptions: ParsableArguments {
-    @Option(name: [.short, .long], help: ArgumentHelp("Output file, or '-' for standard output (default: vtrecord-%Y%m%d-%H%M%S.h264, and vtrecord-%Y%m%d-%H%M%S-{n}.h264 when segmenting). A template: strftime fields such as %Y%m%d-%H%M%S (%% for a percent sign), {device}, {preset}, and {n}, the segment number ({n:03} pads it to 3 digits), expanded as each file starts.", valueName: "path"))
-    var output: String?
+    @Option(name: [.short, .long], help: ArgumentHelp("Output file, or '-' for standard output (default: vtrecord-%Y%m%d-%H%M%S.h264, and vtrecord-%Y%m%d-%H%M%S-{n}.h264 when segmenting). A template: strftime fields such as %Y%m%d-%H%M%S (%% for a percent sign), {device}, {preset}, and {n}, the segment number ({n:03} pads it to 3 digits), expanded as each file starts. Repeat it to write the same encode to more outputs at once: files, srt://, rtsp://, rtmp://, rtmps:// or udp:// URLs, each on its own thread and best effort (the first is the recording; options for one of the others go before it in brackets: '[segment-time=10m,max-files=6]cam-{n}.mkv').", valueName: "path|URL"))
+    var output: [String] = []
+
+    /// The first `-o`: the recording.
+    var recording: String? { output.first }
 
     @Option(name: .long, help: ArgumentHelp("What to write: h264 (a raw H.264 stream), mp4, mkv (Matroska) or ts (MPEG transport stream). Default: chosen by the -o extension (.h264 or .264, .mp4 or .m4v, .mkv, .ts); raw H.264 for standard output and names without one of these.", valueName: "kind"))
     var container: Container?
@@ -142,19 +145,28 @@ struct OutputOptions: ParsableArguments {
     /// the extension of `--container`.
     func template() throws(OutputTemplateError) -> OutputTemplate {
         let ext = (container ?? .h264).extensions[0]
-        return try OutputTemplate(output ?? (segmentPolicy == nil ? "vtrecord-%Y%m%d-%H%M%S.\(ext)"
+        return try OutputTemplate(recording ?? (segmentPolicy == nil ? "vtrecord-%Y%m%d-%H%M%S.\(ext)"
                                                                    : "vtrecord-%Y%m%d-%H%M%S-{n}.\(ext)"))
     }
 
     /// The container: `--container`, else the output name's extension. An extension vtrecord
     /// cannot write is refused (exit 2) before anything is opened.
     func chosenContainer() throws(UsageError) -> Container {
-        try Container.choose(explicit: container, path: output ?? "-")
+        try Container.choose(explicit: container, path: recording ?? "-")
     }
 
     /// Not named validate(): swift-argument-parser would call that on its own, ahead of the
     /// command's checks.
     func validateOutput() throws {
+        if let recording, NetworkDestination.looksLikeURL(recording) {
+            throw ValidationError("the first -o is the recording, a file or '-'; give a file first and the URL after it "
+                                  + "(-o /dev/null --container ts to publish only)")
+        }
+        do throws(UsageError) {
+            try checkBranches(try branches())
+        } catch {
+            throw ValidationError(error.message)
+        }
         let template: OutputTemplate
         do throws(OutputTemplateError) {
             template = try self.template()
@@ -192,6 +204,38 @@ struct OutputOptions: ParsableArguments {
         if !template.numbersSegments {
             throw ValidationError("\(segmentOptions) needs {n} in -o so that every file has a name of its own, e.g. -o '\(Self.numbered(template.text))'")
         }
+    }
+
+    /// Every `-o` after the first.
+    func branches() throws(UsageError) -> [OutputSpec] {
+        try output.dropFirst().map { text throws(UsageError) in try OutputSpec(parsing: text) }
+    }
+
+    /// What no two outputs may share: a file, standard output.
+    private func checkBranches(_ branches: [OutputSpec]) throws(UsageError) {
+        var files: [String] = recording.map { [Self.normalized($0)] } ?? []
+        if jsonSummary == "-" { files.append("-") }
+        for branch in branches {
+            guard case .file(let path) = branch.target else { continue }
+            let normalized = Self.normalized(path)
+            if files.contains(normalized) {
+                let what = path == "-" ? "standard output" : path
+                throw UsageError("-o \(path): \(what) is already an output: each output needs a file of its own")
+            }
+            files.append(normalized)
+        }
+    }
+
+    /// A path as a comparison sees it: `./a.mp4` and `a.mp4` are one file.
+    private static func normalized(_ path: String) -> String {
+        path == "-" ? path : URL(fileURLWithPath: path).standardizedFileURL.path
+    }
+
+    /// `name.mp4` → `name-1.mp4`.
+    static func suffixed(_ path: String, _ number: Int) -> String {
+        let ext = URL(fileURLWithPath: path).pathExtension
+        guard !ext.isEmpty else { return "\(path)-\(number)" }
+        return String(path.dropLast(ext.count + 1)) + "-\(number)." + ext
     }
 
     /// A suggestion: `name.h264` → `name-{n:03}.h264`.

@@ -36,6 +36,11 @@
       (buffer, size, writable, opaque, read, write, seek))                                          \
     V(FORMAT, avio_flush, (AVIOContext *context), (context))                                        \
     V(FORMAT, avio_context_free, (AVIOContext **context), (context))                                \
+    F(FORMAT, int, avio_open2,                                                                      \
+      (AVIOContext **context, const char *url, int flags, const AVIOInterruptCB *interrupt, AVDictionary **options), \
+      (context, url, flags, interrupt, options))                                                    \
+    F(FORMAT, int, avio_closep, (AVIOContext **context), (context))                                 \
+    F(FORMAT, int, avformat_network_init, (void), ())                                               \
     F(CODEC, AVPacket *, av_packet_alloc, (void), ())                                               \
     V(CODEC, av_packet_free, (AVPacket **packet), (packet))                                         \
     V(CODEC, av_packet_unref, (AVPacket *packet), (packet))                                         \
@@ -57,6 +62,7 @@
     V(UTIL, av_free, (void *pointer), (pointer))                                                    \
     F(UTIL, int, av_dict_set, (AVDictionary **dictionary, const char *key, const char *value, int flags), \
       (dictionary, key, value, flags))                                                              \
+    V(UTIL, av_dict_free, (AVDictionary **dictionary), (dictionary))                                \
     V(UTIL, av_log_set_level, (int level), (level))                                                 \
     F(UTIL, int, av_strerror, (int errnum, char *buffer, size_t size), (errnum, buffer, size))      \
     F(UTIL, AVFrame *, av_frame_alloc, (void), ())                                                  \

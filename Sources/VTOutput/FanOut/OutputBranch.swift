@@ -1,0 +1,365 @@
+import Foundation
+import Synchronization
+import VTCore
+
+/// One output beside the recording, on its own thread behind its own bounded queue: a second
+/// file, a media server. It is best effort: when it fails it is opened again, after 1 s, then
+/// after twice as long each time up to 30 s; when it falls behind, whole GOPs wait no longer
+/// (`BranchQueue`); either is said once and counted. The encoder thread only hands it
+/// packets, under a lock held for as long as a queue append takes, so nothing it does can make
+/// the camera, the encoder or the recording wait.
+///
+/// A stream (re)opened while the queue holds no keyframe first waits for one, and asks for it
+/// (`takeKeyFrameRequest`), so a receiver can start within a second instead of a GOP.
+public final class OutputBranch: Sendable {
+    /// Opens the output, for the `attempt`th time (0 first): connected, for a network one,
+    /// with its header sent for pictures coded with `format`, times counted from `base`.
+    public typealias Open = @Sendable (_ attempt: Int, _ format: VideoFormatDescription, _ base: MediaTime)
+        throws(OutputError) -> any MediaOutput
+
+    /// What the branch did, for the summary and the status line.
+    public struct Report: Sendable, Equatable {
+        public enum State: String, Sendable, Codable {
+            /// Waiting for the first picture, or opening.
+            case connecting
+            case connected
+            /// Failed; waiting to try again.
+            case down
+            /// Ended cleanly with the recording.
+            case finished
+            /// Ended by the recording while down, or cut short at its end.
+            case failed
+        }
+
+        /// The URL (its secrets masked) or the file template, as given.
+        public var name: String
+        public var state: State
+        /// Media bytes handed to the output.
+        public var bytes: Int64 = 0
+        public var packetsWritten = 0
+        public var packetsDropped = 0
+        public var gopsDropped = 0
+        public var reconnects = 0
+        public var secondsDown = 0.0
+        /// The most the queue held, in bytes, and its bound.
+        public var queuePeakBytes = 0
+        public var queueLimitBytes = 0
+        public var keyFramesRequested = 0
+        /// Every file written (a file output), in order.
+        public var paths: [String] = []
+        /// The last failure, if any.
+        public var lastError: String?
+
+        /// Nothing was dropped and it never failed.
+        public var keptUp: Bool { packetsDropped == 0 && reconnects == 0 && lastError == nil && state != .failed }
+    }
+
+    private struct State: ~Copyable {
+        var queue: BranchQueue
+        var report: Report
+        /// The recording's first picture time: every stream of this branch counts from it.
+        var base: MediaTime?
+        var format: VideoFormatDescription?
+        var accepting = true
+        var finishing = false
+        var abandoning = false
+        var keyFrameWanted = false
+        /// CLOCK_MONOTONIC nanoseconds the branch went down; nil while up.
+        var downSince: Int64?
+        var behindSaid: Int64?
+        var bytesBefore: Int64 = 0
+    }
+
+    public let name: String
+    /// A file output split into segments: where they begin is decided on the encoder thread
+    /// (`OutputFanOut`), as for the recording, so their keyframes are asked of the encoder.
+    public let segmentPolicy: SegmentPolicy?
+    /// Bytes in the segment file being written, for `segmentPolicy`'s size.
+    private let segmentBytesWritten = Atomic<Int64>(0)
+    private let state: Mutex<State>
+    private let wake = DispatchSemaphore(value: 0)
+    private let ended = DispatchSemaphore(value: 0)
+    private let open: Open
+    private let interrupt: NetworkInterrupt
+    private let say: @Sendable (String) -> Void
+
+    /// Retries wait 1 s, then twice as long each time, up to this.
+    static let longestBackoff = 30.0
+    /// How long the stream may take at the end of a recording to send what waits.
+    public static let finishingTime = 0.5
+
+    /// Starts the branch's thread (`threadName`, at most 15 bytes). `interrupt` is the one its
+    /// network output waits with; `say` gets its one-line notices.
+    public init(name: String, threadName: String, limits: BranchQueue.Limits = .init(), segmentPolicy: SegmentPolicy? = nil,
+                interrupt: NetworkInterrupt, say: @escaping @Sendable (String) -> Void, open: @escaping Open) {
+        self.name = name
+        self.segmentPolicy = segmentPolicy
+        self.open = open
+        self.interrupt = interrupt
+        self.say = say
+        state = Mutex(State(queue: BranchQueue(limits: limits),
+                            report: Report(name: name, state: .connecting, queueLimitBytes: limits.bytes)))
+        Thread.start(named: threadName) { [self] in
+            run()
+            ended.signal()
+        }
+    }
+
+    /// Hands the branch a packet; never waits for its thread. Called by the encoder thread.
+    func offer(_ packet: BranchPacket) {
+        let fellBehind: Bool = state.withLock { state in
+            if case .frame(let frame, let format, _) = packet {
+                state.format = format
+                if state.base == nil { state.base = frame.pts }
+            }
+            guard !state.finishing else { return false }
+            guard state.accepting else {
+                state.queue.refuse(packet)
+                return false
+            }
+            // While it is still opening, the wait is not the stream's falling behind.
+            guard state.queue.offer(packet) == .overflowed, state.report.state == .connected else { return false }
+            // Said once a while, not for every GOP of a long stall.
+            let now = MonotonicClock.nanoseconds()
+            guard state.behindSaid.map({ now - $0 > 30_000_000_000 }) ?? true else { return false }
+            state.behindSaid = now
+            return true
+        }
+        wake.signal()
+        if fellBehind { say("\(name): falling behind; dropping whole GOPs until it catches up") }
+    }
+
+    /// Bytes in the segment file being written.
+    var segmentBytes: Int64 { segmentBytesWritten.load(ordering: .relaxed) }
+
+    /// Whether the branch asked for a keyframe since the last time; the asking is cleared.
+    func takeKeyFrameRequest() -> Bool {
+        state.withLock { state in
+            guard state.keyFrameWanted else { return false }
+            state.keyFrameWanted = false
+            state.report.keyFramesRequested += 1
+            return true
+        }
+    }
+
+    public var report: Report {
+        state.withLock { state in
+            var report = state.report
+            if let since = state.downSince {
+                report.secondsDown += Double(MonotonicClock.nanoseconds() - since) / 1e9
+            }
+            report.packetsDropped = state.queue.dropped.packets
+            report.gopsDropped = state.queue.dropped.gops
+            report.queuePeakBytes = state.queue.peakBytes
+            return report
+        }
+    }
+
+    /// The recording ended cleanly: what waits is sent, for at most `finishingTime`, and the
+    /// stream is ended. Returns at once; `finish` waits.
+    func beginFinishing() {
+        let first: Bool = state.withLock { state in
+            defer { state.finishing = true }
+            return !state.finishing
+        }
+        if first { interrupt.endBy(Self.finishingTime) }
+        wake.signal()
+    }
+
+    /// As `beginFinishing`, and returns once the branch's thread has ended.
+    func finish() {
+        beginFinishing()
+        waitUntilEnded()
+    }
+
+    /// The recording failed: the stream ends at once.
+    func abandon() {
+        state.withLock {
+            $0.finishing = true
+            $0.abandoning = true
+        }
+        interrupt.stop()
+        wake.signal()
+        waitUntilEnded()
+    }
+
+    /// Waits for the branch's thread, at most `finishingTime` and a second more (an SRT socket
+    /// lingers up to a second on close for what its receiver has not acknowledged): past that
+    /// the process goes on without it.
+    private func waitUntilEnded() {
+        guard ended.wait(timeout: .now() + .milliseconds(Int((Self.finishingTime + 1) * 1000))) == .success else { return }
+        // For whoever waits next.
+        ended.signal()
+    }
+
+    // MARK: the branch's thread
+
+    /// How a stream ended.
+    private enum StreamEnd {
+        /// With the recording.
+        case ended
+        case failed(OutputError)
+    }
+
+    private func run() {
+        var attempt = 0
+        var backoff = 1.0
+        opening: while let (format, base) = waitForFirstPicture() {
+            let output: any MediaOutput
+            do {
+                output = try open(attempt, format, base)
+            } catch {
+                attempt += 1
+                wentDown(error, retryingIn: backoff)
+                guard pause(backoff) else { break }
+                backoff = min(backoff * 2, Self.longestBackoff)
+                continue
+            }
+            cameUp()
+            attempt += 1
+            switch stream(to: output) {
+            case .ended:
+                break opening
+            case .failed(let error):
+                wentDown(error, retryingIn: 1)
+                guard pause(1) else { break opening }
+                backoff = 2
+            }
+        }
+        state.withLock { state in
+            if state.report.state != .finished { state.report.state = .failed }
+            if let since = state.downSince {
+                state.report.secondsDown += Double(MonotonicClock.nanoseconds() - since) / 1e9
+                state.downSince = nil
+            }
+        }
+    }
+
+    /// The first picture's format and time, once it has come; nil when the recording ended first.
+    private func waitForFirstPicture() -> (VideoFormatDescription, MediaTime)? {
+        while true {
+            let ready: (VideoFormatDescription, MediaTime)?? = state.withLock { state in
+                if state.abandoning || (state.finishing && (state.base == nil || state.downSince != nil)) { return .some(nil) }
+                if let format = state.format, let base = state.base { return .some((format, base)) }
+                return nil
+            }
+            if let ready { return ready }
+            wake.wait()
+        }
+    }
+
+    /// Sends what comes until the recording ends or the output fails.
+    private func stream(to output: any MediaOutput) -> StreamEnd {
+        var given: VideoFormatDescription?
+        var framesWritten = 0
+        while true {
+            let next: (packet: BranchPacket?, finishing: Bool, abandoning: Bool) = state.withLock { state in
+                (state.queue.take(), state.finishing, state.abandoning)
+            }
+            if next.abandoning {
+                output.abandon()
+                return .ended
+            }
+            guard let packet = next.packet else {
+                if next.finishing {
+                    finishStream(output)
+                    return .ended
+                }
+                wake.wait()
+                continue
+            }
+            do throws(OutputError) {
+                switch packet {
+                case .frame(let frame, let format, let startsSegment):
+                    // A stream opened again starts a file of its own anyway.
+                    if startsSegment && framesWritten > 0, let segmented = output as? SegmentedOutput {
+                        try segmented.startNextSegment(at: frame.pts)
+                    }
+                    if format != given {
+                        try output.writeHeader(format)
+                        given = format
+                    }
+                    try output.write(frame)
+                    framesWritten += 1
+                    if let segmented = output as? SegmentedOutput {
+                        segmentBytesWritten.store(segmented.segmentBytesWritten, ordering: .relaxed)
+                    }
+                case .sound(let sound):
+                    try output.writeAudio(sound)
+                }
+            } catch {
+                output.abandon()
+                let bytes = output.statistics.bytes
+                state.withLock { $0.bytesBefore += bytes }
+                return .failed(error)
+            }
+            let bytes = output.statistics.bytes
+            let paths = output.paths
+            state.withLock { state in
+                state.report.packetsWritten += 1
+                state.report.bytes = state.bytesBefore + bytes
+                state.report.paths = paths
+            }
+        }
+    }
+
+    private func finishStream(_ output: any MediaOutput) {
+        var failure: OutputError?
+        do throws(OutputError) {
+            try output.finish(keepEmpty: false)
+        } catch {
+            failure = error
+        }
+        let bytes = output.statistics.bytes
+        let paths = output.paths
+        state.withLock { state in
+            state.report.bytes = state.bytesBefore + bytes
+            state.report.paths = paths
+            state.report.state = failure == nil ? .finished : .failed
+            if let failure { state.report.lastError = failure.description }
+        }
+    }
+
+    /// Opened: the branch takes packets again, from a keyframe (asked for when none waits).
+    private func cameUp() {
+        let downFor: Double? = state.withLock { state in
+            state.accepting = true
+            state.report.state = .connected
+            if !state.queue.startAtKeyFrame() { state.keyFrameWanted = true }
+            guard let since = state.downSince else { return nil }
+            state.downSince = nil
+            state.report.reconnects += 1
+            let seconds = Double(MonotonicClock.nanoseconds() - since) / 1e9
+            state.report.secondsDown += seconds
+            return seconds
+        }
+        if let downFor { say(String(format: "%@: connected again after %.1f s", name, downFor)) }
+    }
+
+    /// Failed: packets are dropped until it is up again; said once for each time it goes down.
+    private func wentDown(_ error: OutputError, retryingIn seconds: Double) {
+        let first: Bool = state.withLock { state in
+            state.accepting = false
+            state.report.state = .down
+            state.report.lastError = error.description
+            state.queue.dropAll()
+            guard state.downSince == nil else { return false }
+            state.downSince = MonotonicClock.nanoseconds()
+            return true
+        }
+        if first {
+            say("\(error.description); trying again in \(Int(seconds)) s, then less often (the recording goes on)")
+        }
+    }
+
+    /// Waits `seconds` before the next try; false when the recording ended meanwhile.
+    private func pause(_ seconds: Double) -> Bool {
+        let until = MonotonicClock.nanoseconds() + Int64(seconds * 1e9)
+        while true {
+            if state.withLock({ $0.finishing }) { return false }
+            let left = until - MonotonicClock.nanoseconds()
+            guard left > 0 else { return true }
+            _ = wake.wait(timeout: .now() + .nanoseconds(Int(left)))
+        }
+    }
+}

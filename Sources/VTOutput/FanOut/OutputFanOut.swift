@@ -1,0 +1,99 @@
+import VTCore
+
+/// One encode written to several outputs: the recording, written on the encoder thread as
+/// ever (its failure ends the run), and branches beside it, each on its own thread behind its
+/// own queue (`OutputBranch`), which it only hands packets to. Every access unit and sound
+/// packet is shared with each branch, never copied.
+///
+/// To the recorder it is the recording: its paths, figures and finalization are the
+/// recording's. Keyframes the branches ask for (a stream opened again) are asked of the
+/// encoder at most once a second for all of them together.
+public final class OutputFanOut: MediaOutput {
+    public let recording: any MediaOutput
+    public let branches: [OutputBranch]
+    private var format: VideoFormatDescription?
+    /// Where each segmented branch's files begin, by the branch's index.
+    private var segmenters: [Int: SegmentBoundaries] = [:]
+    /// CLOCK_MONOTONIC nanoseconds of the last keyframe asked for a branch.
+    private var lastKeyFrameAsked: Int64?
+    private var ended = false
+
+    /// The least time between two keyframes asked for branches.
+    static let keyFrameSpacing: Int64 = 1_000_000_000
+
+    public init(recording: any MediaOutput, branches: [OutputBranch]) {
+        self.recording = recording
+        self.branches = branches
+        for (index, branch) in branches.enumerated() {
+            if let policy = branch.segmentPolicy { segmenters[index] = SegmentBoundaries(policy: policy) }
+        }
+    }
+
+    deinit { endBranches(finishing: false) }
+
+    public var paths: [String] { recording.paths }
+    public var statistics: OutputStatistics { recording.statistics }
+    public var unusedFile: String? { recording.unusedFile }
+    public var finalized: Bool? { recording.finalized }
+
+    /// What each branch did, in the order given.
+    public var branchReports: [OutputBranch.Report] { branches.map(\.report) }
+
+    public func requiresKeyFrame(for token: FrameToken, at pts: MediaTime) -> Bool {
+        var outputsWant = recording.requiresKeyFrame(for: token, at: pts)
+        // Every segmenter sees every frame, in order.
+        for index in segmenters.keys {
+            if segmenters[index]?.startsSegment(token, at: pts) == true { outputsWant = true }
+        }
+        let now = MonotonicClock.nanoseconds()
+        var branchWants = false
+        if lastKeyFrameAsked.map({ now - $0 >= Self.keyFrameSpacing }) ?? true {
+            for branch in branches where branch.takeKeyFrameRequest() { branchWants = true }
+            if branchWants { lastKeyFrameAsked = now }
+        }
+        return outputsWant || branchWants
+    }
+
+    public func writeHeader(_ format: VideoFormatDescription) throws(OutputError) {
+        try recording.writeHeader(format)
+        self.format = format
+    }
+
+    public func write(_ frame: EncodedFrame) throws(OutputError) {
+        try recording.write(frame)
+        guard let format else { return }
+        for (index, branch) in branches.enumerated() {
+            let startsSegment = segmenters[index]?.switchesFile(before: frame) ?? false
+            branch.offer(.frame(frame, format, startsSegment: startsSegment))
+            segmenters[index]?.written(segmentBytes: branch.segmentBytes)
+        }
+    }
+
+    public func writeAudio(_ packet: EncodedAudioPacket) throws(OutputError) {
+        try recording.writeAudio(packet)
+        for branch in branches { branch.offer(.sound(packet)) }
+    }
+
+    /// The recording is finished first, then each branch is given a moment to send what waits.
+    public func finish(keepEmpty: Bool) throws(OutputError) {
+        defer { endBranches(finishing: true) }
+        try recording.finish(keepEmpty: keepEmpty)
+    }
+
+    public func abandon() {
+        recording.abandon()
+        endBranches(finishing: false)
+    }
+
+    private func endBranches(finishing: Bool) {
+        guard !ended else { return }
+        ended = true
+        // Each branch is told before any is waited for, so they end side by side.
+        if finishing {
+            for branch in branches { branch.beginFinishing() }
+            for branch in branches { branch.finish() }
+        } else {
+            for branch in branches { branch.abandon() }
+        }
+    }
+}
