@@ -99,6 +99,9 @@ struct Preset: Sendable {
             }
             return .text(text)
         case .repeating:
+            if RecordingOptionCatalog.formerScalars.contains(option.name), let text = scalarText(value) {
+                return .list([text])
+            }
             guard let array = value.array else {
                 throw fail("takes an array of strings, such as [\"\(option.valueName ?? "value")\"], not \(typeName(value.type))")
             }

@@ -39,6 +39,10 @@ struct RecordingOptionCatalog: Sendable {
     /// working: `realtime = true` is adaptive, `false` is off.
     static let formerFlags: Set<String> = ["realtime"]
 
+    /// Options that took one value once and may now be repeated: a string is still one value,
+    /// so older presets keep working (`output = "x.mp4"`, and `output = ["x.mp4", "srt://…"]`).
+    static let formerScalars: Set<String> = ["output"]
+
     func option(_ key: String) -> Option? { options.first { $0.name == key } }
     /// The option a one-letter name (`o` for `-o`) stands for.
     func option(shortName: String) -> Option? { options.first { $0.shortName == shortName } }

@@ -71,9 +71,10 @@ public struct BranchQueue {
         case overflowed
     }
 
-    /// Takes `packet` if it fits, else makes room by letting go of the waiting GOPs that have
-    /// not started (the rest of the one being sent stays) and of everything up to the next
-    /// keyframe.
+    /// Takes `packet` if it fits, else makes room by letting go of whole GOPs, oldest first,
+    /// from their keyframes (what waits before the first keyframe is the rest of the GOP being
+    /// sent, and stays). When only the GOP still arriving is left, it goes too, and what comes
+    /// until the next keyframe.
     mutating func offer(_ packet: BranchPacket) -> Outcome {
         if packet.isKeyFrame { gop += 1 }
         let entry = Entry(packet: packet, gop: gop)
@@ -88,17 +89,26 @@ public struct BranchQueue {
             append(entry)
             return .taken
         }
+        while !fits(packet) {
+            guard let start = entries.firstIndex(where: { $0.packet.isKeyFrame }) else { break }
+            let end = entries[(start + 1)...].firstIndex { $0.packet.isKeyFrame } ?? entries.endIndex
+            // The GOP still arriving goes only when the new packet does not start the next.
+            if end == entries.endIndex && !packet.isKeyFrame { break }
+            for waiting in entries[start..<end] { drop(waiting) }
+            entries.removeSubrange(start..<end)
+            bytes = entries.reduce(0) { $0 + $1.packet.byteCount }
+        }
+        if fits(packet) {
+            append(entry)
+            return .overflowed
+        }
         if let start = entries.firstIndex(where: { $0.packet.isKeyFrame }) {
             for waiting in entries[start...] { drop(waiting) }
             entries.removeSubrange(start...)
             bytes = entries.reduce(0) { $0 + $1.packet.byteCount }
         }
-        if packet.isKeyFrame && fits(packet) {
-            append(entry)
-        } else {
-            drop(entry)
-            skipping = true
-        }
+        drop(entry)
+        skipping = true
         return .overflowed
     }
 

@@ -168,6 +168,7 @@ public final class NetworkOutput: MediaOutput {
             }
             return .network(url: url, reason: String(format: "the receiver took no data for %g s", settings.stallTimeout))
         }
-        return .network(url: url, reason: "cannot \(what): \(FFmpegLibraries.errorText(status))")
+        // RTSP connects in its header, SRT, UDP and RTMP before it: either way, connecting.
+        return .network(url: url, reason: "cannot \(connecting ? "connect" : what): \(FFmpegLibraries.errorText(status))")
     }
 }
