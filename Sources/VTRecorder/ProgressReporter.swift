@@ -1,5 +1,6 @@
 import Foundation
 import VTCore
+import VTOutput
 
 #if canImport(Glibc)
 import Glibc
@@ -36,6 +37,8 @@ public final class ProgressReporter {
         var soundGone = false
         /// `--realtime adaptive`: the encoder's speed now.
         var speed: String?
+        /// The outputs beside the recording.
+        var outputs: [OutputBranch.Report] = []
     }
 
     /// Redraws the line if half a second has passed; `counters` is only asked for then.
@@ -61,8 +64,23 @@ public final class ProgressReporter {
         } else if c.soundGaps > 0 || c.soundOverruns > 0 {
             line += "  sound: \(c.soundGaps) gaps, \(c.soundOverruns) overruns"
         }
+        if !c.outputs.isEmpty { line += "  outputs: " + c.outputs.map(Self.brief).joined(separator: ", ") }
         writeRaw(line)
         drewSomething = true
+    }
+
+    /// "srt up", "rtmp down", "b.mkv up, 2 GOPs dropped".
+    static func brief(_ output: OutputBranch.Report) -> String {
+        let scheme = output.name.range(of: "://").map { String(output.name[..<$0.lowerBound]) }
+        var text = (scheme ?? URL(fileURLWithPath: output.name).lastPathComponent) + " "
+        switch output.state {
+        case .connected: text += "up"
+        case .connecting: text += "connecting"
+        case .down, .failed: text += "down"
+        case .finished: text += "done"
+        }
+        if output.gopsDropped > 0 { text += " -\(output.gopsDropped) GOPs" }
+        return text
     }
 
     static func size(_ bytes: Int64) -> String {

@@ -378,6 +378,6 @@ public final class Recorder {
                                          droppedDriver: source.droppedBySource, bad: source.badFrames,
                                          duplicated: framesDuplicated, soundGaps: sound?.gaps ?? 0,
                                          soundOverruns: sound?.overruns ?? 0, soundGone: sound?.gone ?? false,
-                                         speed: speed)
+                                         speed: speed, outputs: output?.branchReports ?? [])
     }
 }

@@ -179,17 +179,18 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
         framesTruncated = s.source.truncatedFrames
         stopReason = result.stopReason
         error = result.error.map { ($0 as? any ReportableError)?.description ?? "\($0)" }
-        var recording = Output(name: output, role: .recording, state: error == nil ? .finished : .failed)
+        var recording = OutputBranch.Report(name: output, state: error == nil ? .finished : .failed)
         recording.bytes = s.bytes
         recording.packetsWritten = s.framesEncoded
-        recording.files = result.segments
-        recording.error = error
-        outputs = [recording] + result.branches.map { Output($0) }
+        recording.paths = result.segments
+        recording.lastError = error
+        outputs = [Output(role: .recording, report: recording)]
+            + result.branches.map { Output(role: .secondary, report: $0) }
         outputsKeptUp = result.branches.allSatisfy(\.keptUp)
         settings = result.settings.map { Settings($0, realTime: realTime) }
     }
 
-    /// One output: the recording or one beside it.
+    /// One output, the recording or one beside it: its role and what it did.
     public struct Output: Codable, Sendable, Equatable {
         public enum Role: String, Codable, Sendable {
             /// The first `-o`: its failure ends the run.
@@ -198,51 +199,27 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
             case secondary
         }
 
-        /// The path or template as given, or the URL with its secrets masked.
-        public var name: String
         public var role: Role
-        public var state: OutputBranch.Report.State
-        public var bytes: Int64 = 0
-        /// Access units and sound packets sent (for the recording: frames written).
-        public var packetsWritten = 0
-        public var packetsDropped = 0
-        public var gopsDropped = 0
-        public var reconnects = 0
-        public var secondsDown = 0.0
-        /// The most its queue held, and the bound (0 for the recording, which has none).
-        public var queuePeakBytes = 0
-        public var queueLimitBytes = 0
-        public var keyframesRequested = 0
-        /// The files written (for a file output).
-        public var files: [String] = []
-        @NullWhenAbsent public var error: String?
+        public var report: OutputBranch.Report
 
-        enum CodingKeys: String, CodingKey {
-            case name, role, state, bytes, packetsWritten = "packets_written", packetsDropped = "packets_dropped"
-            case gopsDropped = "gops_dropped", reconnects, secondsDown = "seconds_down"
-            case queuePeakBytes = "queue_peak_bytes", queueLimitBytes = "queue_limit_bytes"
-            case keyframesRequested = "keyframes_requested", files, error
-        }
+        enum CodingKeys: String, CodingKey { case role }
 
-        init(name: String, role: Role, state: OutputBranch.Report.State) {
-            self.name = name
+        init(role: Role, report: OutputBranch.Report) {
             self.role = role
-            self.state = state
+            self.report = report
+            self.report.secondsDown = (report.secondsDown * 1000).rounded() / 1000
         }
 
-        init(_ report: OutputBranch.Report) {
-            self.init(name: report.name, role: .secondary, state: report.state)
-            bytes = report.bytes
-            packetsWritten = report.packetsWritten
-            packetsDropped = report.packetsDropped
-            gopsDropped = report.gopsDropped
-            reconnects = report.reconnects
-            secondsDown = (report.secondsDown * 1000).rounded() / 1000
-            queuePeakBytes = report.queuePeakBytes
-            queueLimitBytes = report.queueLimitBytes
-            keyframesRequested = report.keyFramesRequested
-            files = report.paths
-            error = report.lastError
+        /// One object: the role beside the report's own keys.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(role, forKey: .role)
+            try report.encode(to: encoder)
+        }
+
+        public init(from decoder: any Decoder) throws {
+            role = try decoder.container(keyedBy: CodingKeys.self).decode(Role.self, forKey: .role)
+            report = try OutputBranch.Report(from: decoder)
         }
     }
 

@@ -17,9 +17,10 @@ public final class OutputBranch: Sendable {
     public typealias Open = @Sendable (_ attempt: Int, _ format: VideoFormatDescription, _ base: MediaTime)
         throws(OutputError) -> any MediaOutput
 
-    /// What the branch did, for the summary and the status line.
-    public struct Report: Sendable, Equatable {
-        public enum State: String, Sendable, Codable {
+    /// What an output did, for the summary and the status line (the recording's too, written
+    /// by the recorder from its own figures).
+    public struct Report: Codable, Sendable, Equatable {
+        public enum State: String, Codable, Sendable {
             /// Waiting for the first picture, or opening.
             case connecting
             case connected
@@ -36,19 +37,33 @@ public final class OutputBranch: Sendable {
         public var state: State
         /// Media bytes handed to the output.
         public var bytes: Int64 = 0
+        /// Access units and sound packets sent (for the recording: frames written).
         public var packetsWritten = 0
         public var packetsDropped = 0
         public var gopsDropped = 0
         public var reconnects = 0
         public var secondsDown = 0.0
-        /// The most the queue held, in bytes, and its bound.
+        /// The most the queue held, in bytes, and its bound (0 for the recording, which has none).
         public var queuePeakBytes = 0
         public var queueLimitBytes = 0
         public var keyFramesRequested = 0
         /// Every file written (a file output), in order.
         public var paths: [String] = []
         /// The last failure, if any.
-        public var lastError: String?
+        @NullWhenAbsent public var lastError: String?
+
+        public init(name: String, state: State, queueLimitBytes: Int = 0) {
+            self.name = name
+            self.state = state
+            self.queueLimitBytes = queueLimitBytes
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case name, state, bytes, packetsWritten = "packets_written", packetsDropped = "packets_dropped"
+            case gopsDropped = "gops_dropped", reconnects, secondsDown = "seconds_down"
+            case queuePeakBytes = "queue_peak_bytes", queueLimitBytes = "queue_limit_bytes"
+            case keyFramesRequested = "keyframes_requested", paths = "files", lastError = "error"
+        }
 
         /// Nothing was dropped and it never failed.
         public var keptUp: Bool { packetsDropped == 0 && reconnects == 0 && lastError == nil && state != .failed }

@@ -116,8 +116,9 @@ public struct NetworkDestination: Sendable, Equatable, CustomStringConvertible {
             }
         }
         if scheme == .srt && !query.contains(where: { $0.name == "linger" }) {
-            // Closed at once (SRT's live-mode default), a socket discards what the receiver
-            // has not acknowledged yet: the last second or more of every stream.
+            // Closed at once (SRT's live-mode default), a socket discards what the receiver has
+            // not acknowledged yet, and a clean end sends the encoder's lookahead (40 pictures
+            // at --speed medium) in one burst just before it: 1.6 s of every stream was lost.
             query.append(URLQueryItem(name: "linger", value: "1"))
         }
         if scheme == .udp && !query.contains(where: { $0.name == "pkt_size" }) {
