@@ -70,11 +70,12 @@ run: build
 # processes side by side (Tests/run-in-parallel.sh): the serialized camera tests, which mostly
 # wait on real time, and everything else. Then the tests that need both cores to themselves run
 # on their own: those of --realtime adaptive, which check how the speed controller answers an
-# encoder's cost, and the 1080p recording with stills that must drop nothing. The other
+# encoder's cost, and the 1080p recordings with stills, and with three streams beside the
+# file, that must drop nothing. The other
 # process's load on both cores is a cost they do not control: it held a recording up for most
 # of a second, long enough to drop frames, in about one full run in three, and the 1080p one
 # for 2.5 s in one run of several.
-TEST_ALONE := AdaptiveSpeedTests|theSnapshotIsAlwaysAWholeJPEGAndCostsNoFrame
+TEST_ALONE := AdaptiveSpeedTests|theSnapshotIsAlwaysAWholeJPEGAndCostsNoFrame|aFileAndThreeStreamsFromA1080pCameraDropNothing
 TEST_PARTS := "--filter CameraRecordingTests --skip $(TEST_ALONE)" "--skip CameraRecordingTests"
 test: deps
 	@log=$$(mktemp); status=0; $(SWIFT) build --build-tests >$$log 2>&1 || status=$$?; cat $$log; \
