@@ -1,6 +1,7 @@
 #include "CAVFormat.h"
 
 #include <dlfcn.h>
+#include <syslog.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -57,6 +58,11 @@ static void load(void) {
 #undef VT_RESOLVE_VOID
     // vtrecord reports what fails once, in its own words; FFmpeg's log stays quiet.
     av.av_log_set_level(AV_LOG_QUIET);
+    // So does libsrt's, which libavformat's SRT protocol brings in and which logs to standard
+    // error by itself (a refused handshake is three lines). Looked up through libavformat's
+    // handle, which searches its dependencies; a build without SRT simply has none.
+    void (*srt_log_level)(int) = (void (*)(int))dlsym(handles[VT_FORMAT], "srt_setloglevel");
+    if (srt_log_level) srt_log_level(LOG_CRIT);
 }
 
 int vt_av_load(char *error, size_t size) {

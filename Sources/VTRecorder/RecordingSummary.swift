@@ -71,8 +71,9 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
     /// The files written, in order: one, or each segment (including any deleted since to keep
     /// `--max-files`).
     public var segments: [String]
-    /// h264 (raw), mp4.
-    public var container: Container
+    /// h264 (raw), mp4, mkv, ts; for a recording published to a URL, its stream's format
+    /// (ts, flv, rtp).
+    public var container: String
     /// MP4: every file was finalized into a regular MP4; null for a raw stream.
     @NullWhenAbsent public var finalized: Bool?
     public var format: Format
@@ -137,7 +138,7 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
 
     /// `camera` is what a camera was asked for and gave; `format.pixel_format` is then the
     /// camera's format (yuyv, mjpeg…), else the format frames arrive in.
-    public init(result: RecordingResult, input: String, output: String, container: Container = .h264,
+    public init(result: RecordingResult, input: String, output: String, container: String = Container.h264.rawValue,
                 format: CaptureFormat, camera: CameraNegotiationReport? = nil, realTime: EncoderSettings.RealTimeMode) {
         let s = result.statistics
         encoder = result.encoder

@@ -36,6 +36,11 @@ struct OutputSpec: Equatable {
         return SegmentPolicy(duration: segmentTime, maxBytes: segmentSize)
     }
 
+    /// A network output with no options of its own (the recording, when it is published).
+    init(destination: NetworkDestination) {
+        target = .network(destination)
+    }
+
     /// Reads one `-o` value; the error says what is wrong with it.
     init(parsing text: String) throws(UsageError) {
         var rest = Substring(text)

@@ -53,15 +53,22 @@ extension VTRecord {
         // Listening from the start: a camera can take its time to open, and a signal meanwhile
         // must not wait for it (nor two signals merge into one while nobody takes them).
         let stop = StopRequest()
+        // A published recording's network calls: after a stop, they have 5 s (the encoder's
+        // last pictures included) to send the end of the stream, and no longer: a receiver
+        // that stopped reading cannot hold the end.
+        let recordingInterrupt = NetworkInterrupt()
         StopSignals.start(
             onFirst: { [quiet = output.quiet] name in
                 if !quiet { logger.notice("\(name): finishing the recording (send it again to abort)") }
+                recordingInterrupt.endBy(Self.publishedEndingTime)
                 stop.stopCleanly()
             },
             onSecond: { stop.abortProcess(exitStatus: ExitStatus.aborted.rawValue) })
         let container = try output.chosenContainer()
         let branchSpecs = try output.branches()
-        let soundCodec = try sound.audio.map { _ throws(UsageError) in try sound.codec(for: container, alsoFor: branchSpecs) }
+        let destination = try output.recordingDestination()
+        let streamsWithSound = (destination.map { [OutputSpec(destination: $0)] } ?? []) + branchSpecs
+        let soundCodec = try sound.audio.map { _ throws(UsageError) in try sound.codec(for: container, alsoFor: streamsWithSound) }
         let timing = input.timing(for: container)
         // The frames the pipeline can hold, which the source's buffer pools are sized for.
         var settings = encoder.settings()
@@ -93,7 +100,7 @@ extension VTRecord {
             for notice in selection.notices { logger.notice("\(notice)") }
         }
 
-        let template = try output.template()
+        let template = try destination == nil ? output.template() : nil
         let inputName = input.input ?? camera?.path ?? "test-pattern"
         let segments = output.segmentPolicy
         let deviceName = Self.deviceName(camera: camera?.path, input: input.input)
@@ -113,7 +120,7 @@ extension VTRecord {
             fragmentDuration: output.fragmentDuration?.seconds ?? 1, keepFragmented: output.mp4Fragmented,
             metadata: ContainerMetadata(encoder: "vtrecord \(Self.version)", source: inputName))
         writerSettings.audio = audio?.format
-        if container == .mp4 && template.isStandardOutput && !output.quiet {
+        if container == .mp4 && template?.isStandardOutput == true && !output.quiet {
             logger.notice("standard output cannot be finalized: the MP4 stays fragmented")
         }
         let stills = try output.snapshot.map { path in
@@ -121,6 +128,7 @@ extension VTRecord {
                                 logger: logger)
         }
         let progress = output.quiet ? nil : ProgressReporter.forTerminal(frameRate: format.frameRate)
+        let presetNames = presets.isEmpty ? nil : presets.map(PresetLibrary.name(of:)).joined(separator: "+")
         // What the recording could not do as asked, unless --quiet.
         let notice: @Sendable (String) -> Void = { [quiet = output.quiet] text in if !quiet { logger.notice("\(text)") } }
         let recorder = Recorder(
@@ -141,33 +149,47 @@ extension VTRecord {
                                           output: handler)
             },
             makeOutput: { [output] in
-                let writer = try SegmentedOutput(template: template, policy: segments, device: deviceName,
-                                                 preset: presets.isEmpty ? nil : presets.map(PresetLibrary.name(of:)).joined(separator: "+"),
-                                                 maxFiles: output.maxFiles,
-                                                 audioSampleRate: writerSettings.audio?.sampleRate,
-                                                 warn: { text in logger.warning("\(text)") },
-                                                 open: { path throws(OutputError) in
-                                                     try AssetWriter.open(path: path, settings: writerSettings)
-                                                 })
-                if !output.quiet && !template.isStandardOutput {
-                    let target = segments.map { Self.describe($0, template: template, maxFiles: output.maxFiles) }
-                        ?? writer.currentPath
-                    logger.notice("recording \(inputName == "-" ? "standard input" : inputName) to \(target)")
+                let source = inputName == "-" ? "standard input" : inputName
+                let recording: any MediaOutput
+                if let destination {
+                    recording = try NetworkOutput(
+                        destination: destination,
+                        settings: NetworkOutput.Settings(frameRate: writerSettings.frameRate, audio: writerSettings.audio,
+                                                         metadata: writerSettings.metadata),
+                        interrupt: recordingInterrupt)
+                    if !output.quiet { logger.notice("publishing \(source) to \(destination)") }
+                } else if let template {
+                    let writer = try SegmentedOutput(template: template, policy: segments, device: deviceName,
+                                                     preset: presetNames, maxFiles: output.maxFiles,
+                                                     audioSampleRate: writerSettings.audio?.sampleRate,
+                                                     warn: { text in logger.warning("\(text)") },
+                                                     open: { path throws(OutputError) in
+                                                         try AssetWriter.open(path: path, settings: writerSettings)
+                                                     })
+                    if !output.quiet && !template.isStandardOutput {
+                        let target = segments.map { Self.describe($0, template: template, maxFiles: output.maxFiles) }
+                            ?? writer.currentPath
+                        logger.notice("recording \(source) to \(target)")
+                    }
+                    recording = writer
+                } else {
+                    preconditionFailure("a recording is a file or a stream")
                 }
-                guard !branchSpecs.isEmpty else { return writer }
+                guard !branchSpecs.isEmpty else { return recording }
                 let branches = branchSpecs.enumerated().map { index, spec in
                     Self.branch(spec, index: index + 1, writerSettings: writerSettings, device: deviceName,
-                                preset: presets.isEmpty ? nil : presets.map(PresetLibrary.name(of:)).joined(separator: "+"),
-                                logger: logger, quiet: output.quiet)
+                                preset: presetNames, logger: logger, quiet: output.quiet)
                 }
-                return OutputFanOut(recording: writer, branches: branches)
+                return OutputFanOut(recording: recording, branches: branches)
             })
         stop.attach(recorder)
 
         let result = recorder.run()
         // The name chosen when -o was not given, unless there are several.
-        let outputName = output.recording ?? (segments == nil ? result.segments.first : nil) ?? template.text
-        let summary = RecordingSummary(result: result, input: inputName, output: outputName, container: container,
+        let outputName = destination?.description ?? output.recording ?? (segments == nil ? result.segments.first : nil)
+            ?? template?.text ?? "-"
+        let summary = RecordingSummary(result: result, input: inputName, output: outputName,
+                                       container: destination?.scheme.formatName ?? container.rawValue,
                                        format: format, camera: camera?.negotiation,
                                        realTime: realTime)
         if !output.quiet && result.statistics.framesEncoded > 0 {
@@ -252,6 +274,9 @@ extension VTRecord {
                                      live: live, bufferCount: depth.framesHeld,
                                      flashes: sound.isTestSound)
     }
+
+    /// Seconds a published recording has after a stop to send the end of its stream.
+    static let publishedEndingTime = 5.0
 
     /// JPEG quality of `--snapshot`'s stills.
     static let snapshotQuality = 90

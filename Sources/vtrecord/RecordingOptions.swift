@@ -152,18 +152,27 @@ struct OutputOptions: ParsableArguments {
     /// The container: `--container`, else the output name's extension. An extension vtrecord
     /// cannot write is refused (exit 2) before anything is opened.
     func chosenContainer() throws(UsageError) -> Container {
-        try Container.choose(explicit: container, path: recording ?? "-")
+        // A stream carries each frame's time, as MPEG-TS does; its sound is checked by its scheme.
+        if try recordingDestination() != nil { return .ts }
+        return try Container.choose(explicit: container, path: recording ?? "-")
     }
 
     /// Not named validate(): swift-argument-parser would call that on its own, ahead of the
     /// command's checks.
     func validateOutput() throws {
-        if let recording, NetworkDestination.looksLikeURL(recording) {
-            throw ValidationError("the first -o is the recording, a file or '-'; give a file first and the URL after it "
-                                  + "(-o /dev/null --container ts to publish only)")
-        }
         do throws(UsageError) {
             try checkBranches(try branches())
+            if let destination = try recordingDestination() {
+                let fileOptions = [container.map { _ in "--container" }, segmentTime.map { _ in "--segment-time" },
+                                   segmentSize.map { _ in "--segment-size" }, maxFiles.map { _ in "--max-files" },
+                                   mp4Fragmented ? "--mp4-fragmented" : nil,
+                                   fragmentDuration.map { _ in "--fragment-duration" }].compactMap { $0 }
+                if let first = fileOptions.first {
+                    throw UsageError("\(first) applies to files; -o \(destination) always carries "
+                                     + destination.scheme.streamKind)
+                }
+                return
+            }
         } catch {
             throw ValidationError(error.message)
         }
@@ -206,6 +215,12 @@ struct OutputOptions: ParsableArguments {
         }
     }
 
+    /// The recording's URL, when the first `-o` is one: the recording is then published.
+    func recordingDestination() throws(UsageError) -> NetworkDestination? {
+        guard let recording, NetworkDestination.looksLikeURL(recording) else { return nil }
+        return try NetworkDestination(parsing: recording)
+    }
+
     /// Every `-o` after the first.
     func branches() throws(UsageError) -> [OutputSpec] {
         try output.dropFirst().map { text throws(UsageError) in try OutputSpec(parsing: text) }
@@ -213,7 +228,7 @@ struct OutputOptions: ParsableArguments {
 
     /// What no two outputs may share: a file, standard output.
     private func checkBranches(_ branches: [OutputSpec]) throws(UsageError) {
-        var files: [String] = recording.map { [Self.normalized($0)] } ?? []
+        var files: [String] = recording.flatMap { NetworkDestination.looksLikeURL($0) ? nil : [Self.normalized($0)] } ?? []
         if jsonSummary == "-" { files.append("-") }
         for branch in branches {
             guard case .file(let path) = branch.target else { continue }

@@ -24,6 +24,15 @@ public struct NetworkDestination: Sendable, Equatable, CustomStringConvertible {
             }
         }
 
+        /// The stream's format as the summary names it: `ts`, `flv` or `rtp`.
+        public var formatName: String {
+            switch self {
+            case .srt, .udp: "ts"
+            case .rtmp, .rtmps: "flv"
+            case .rtsp: "rtp"
+            }
+        }
+
         /// The container the stream is in, for messages.
         public var streamKind: String {
             switch self {
