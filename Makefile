@@ -15,12 +15,15 @@ BIN        := .build/$(CONFIG)/vtrecord
 # Debian packages the build, the program and the tests need (FFmpeg's libraries for Matroska and
 # MPEG-TS; the tests read containers back with mediainfo, mkvmerge and GStreamer, play them
 # in headless Chromium from a Python loopback server, count a program's reads with strace, and
-# run the README's recipes, one of which reads verify's JSON with jq).
+# run the README's recipes, one of which reads verify's JSON with jq; published streams are
+# received on loopback by programs vtrecord's authors did not write: ffmpeg for SRT, RTSP and
+# UDP, nginx's RTMP module, started by the tests themselves and never as a service, and SRT's
+# own srt-live-transmit for trying a publisher by hand).
 DEB_PACKAGES := pkg-config libx264-dev libv4l-dev libva-dev libdrm-dev libyuv-dev libturbojpeg0-dev \
                 ffmpeg x264 v4l-utils vainfo mandoc man-db bc mediainfo gstreamer1.0-tools \
                 gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad \
                 gstreamer1.0-libav mkvtoolnix chromium python3 libavformat-dev libavcodec-dev libavutil-dev strace \
-                libasound2-dev alsa-utils libswresample-dev jq
+                libasound2-dev alsa-utils libswresample-dev jq srt-tools nginx-light libnginx-mod-rtmp
 
 # Debian packages only make bench needs: the peers it measures against (GStreamer's x264enc is
 # in plugins-ugly, its Y4M reader in plugins-bad), callgrind, and matplotlib for the chart

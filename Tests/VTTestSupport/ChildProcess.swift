@@ -48,7 +48,13 @@ public final class ChildProcess {
 
     /// Starts `arguments[0]` (looked up on PATH unless it is a path) with exactly
     /// `environment` and nothing on standard input.
-    public init(_ arguments: [String], environment: [String: String]) throws {
+    ///
+    /// `signalsUnblocked`: the program starts with no signal blocked. The threads tests run on
+    /// (Swift's concurrency pool, and threads started from it) block nearly every signal, and
+    /// Foundation's Process passes its caller's mask on, so without this a program that acts
+    /// on SIGINT or SIGTERM through a handler (ffmpeg, nginx, Python) never gets them, and
+    /// only SIGKILL ends it. vtrecord takes its signals with sigwait and needs no such help.
+    public init(_ arguments: [String], environment: [String: String], signalsUnblocked: Bool = false) throws {
         precondition(!arguments.isEmpty, "a child process needs a program")
         self.arguments = arguments
         let program = arguments[0]
@@ -60,7 +66,18 @@ public final class ChildProcess {
         let errorPipe = Pipe()
         process.standardOutput = outputPipe
         process.standardError = errorPipe
-        try process.run()
+        if signalsUnblocked {
+            // Only around the spawn: the thread's own mask is back before it runs anything
+            // else. A signal sent to the test process in that moment could be taken here.
+            var none = sigset_t()
+            var previous = sigset_t()
+            sigemptyset(&none)
+            pthread_sigmask(SIG_SETMASK, &none, &previous)
+            defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+            try process.run()
+        } else {
+            try process.run()
+        }
         // Drain both pipes while the program runs, so neither fills up and stalls it.
         // Threads of their own: a blocking read must not hold a worker of a shared pool.
         for (pipe, collected) in [(outputPipe, output), (errorPipe, errors)] {
