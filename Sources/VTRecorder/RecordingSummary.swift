@@ -209,6 +209,7 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
             self.role = role
             self.report = report
             self.report.secondsDown = (report.secondsDown * 1000).rounded() / 1000
+            self.report.keyFrameWaitMax = (report.keyFrameWaitMax * 1000).rounded() / 1000
         }
 
         /// One object: the role beside the report's own keys.

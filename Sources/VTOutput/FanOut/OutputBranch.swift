@@ -47,6 +47,9 @@ public final class OutputBranch: Sendable {
         public var queuePeakBytes = 0
         public var queueLimitBytes = 0
         public var keyFramesRequested = 0
+        /// The longest a stream (re)opened waited for its first keyframe to go out, in seconds:
+        /// how long a receiver waited to start.
+        public var keyFrameWaitMax = 0.0
         /// Every file written (a file output), in order.
         public var paths: [String] = []
         /// The last failure, if any.
@@ -62,7 +65,8 @@ public final class OutputBranch: Sendable {
             case name, state, bytes, packetsWritten = "packets_written", packetsDropped = "packets_dropped"
             case gopsDropped = "gops_dropped", reconnects, secondsDown = "seconds_down"
             case queuePeakBytes = "queue_peak_bytes", queueLimitBytes = "queue_limit_bytes"
-            case keyFramesRequested = "keyframes_requested", paths = "files", lastError = "error"
+            case keyFramesRequested = "keyframes_requested", keyFrameWaitMax = "keyframe_wait_max"
+            case paths = "files", lastError = "error"
         }
 
         /// Nothing was dropped and it never failed.
@@ -83,6 +87,8 @@ public final class OutputBranch: Sendable {
         var downSince: Int64?
         var behindSaid: Int64?
         var bytesBefore: Int64 = 0
+        /// CLOCK_MONOTONIC nanoseconds the stream was opened, until its first keyframe is sent.
+        var openedAt: Int64?
     }
 
     public let name: String
@@ -311,6 +317,11 @@ public final class OutputBranch: Sendable {
             let bytes = output.statistics.bytes
             let paths = output.paths
             state.withLock { state in
+                if packet.isKeyFrame, let opened = state.openedAt {
+                    let waited = Double(MonotonicClock.nanoseconds() - opened) / 1e9
+                    state.report.keyFrameWaitMax = max(state.report.keyFrameWaitMax, waited)
+                    state.openedAt = nil
+                }
                 state.report.packetsWritten += 1
                 state.report.bytes = state.bytesBefore + bytes
                 state.report.paths = paths
@@ -340,6 +351,7 @@ public final class OutputBranch: Sendable {
         let downFor: Double? = state.withLock { state in
             state.accepting = true
             state.report.state = .connected
+            state.openedAt = MonotonicClock.nanoseconds()
             if !state.queue.startAtKeyFrame() { state.keyFrameWanted = true }
             guard let since = state.downSince else { return nil }
             state.downSince = nil

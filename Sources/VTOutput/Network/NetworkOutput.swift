@@ -40,6 +40,9 @@ public final class NetworkOutput: MediaOutput {
     private var muxer: FFmpegMuxer?
     /// Whether the call in progress is connecting (for what a give-up means).
     private var connecting = false
+    /// The decode time of the first picture sent on this connection: FLV refuses any packet
+    /// before it, and sound from before it is of no use to a receiver starting there.
+    private var streamStart: MediaTime?
 
     /// Refused when libavformat cannot be loaded.
     public init(destination: NetworkDestination, settings: Settings, interrupt: NetworkInterrupt) throws(OutputError) {
@@ -65,6 +68,7 @@ public final class NetworkOutput: MediaOutput {
     public func connect(format: VideoFormatDescription, base: MediaTime) throws(OutputError) {
         precondition(muxer == nil, "connected twice")
         self.format = format
+        streamStart = nil
         let muxer = try FFmpegMuxer(formatName: destination.scheme.muxerName, url: destination.libavformatURL,
                                     format: format, base: base, frameRate: settings.frameRate, audio: settings.audio,
                                     tags: [("encoder", settings.metadata.encoder)], parameterSetsUpFront: true) {
@@ -112,6 +116,7 @@ public final class NetworkOutput: MediaOutput {
         guard let muxer else { return }
         interrupt.giveUp(after: settings.stallTimeout)
         defer { interrupt.noDeadline() }
+        if streamStart == nil { streamStart = frame.dts }
         try muxer.write(frame, format: format)
         statistics.frames += 1
         if frame.isKeyFrame { statistics.keyFrames += 1 }
@@ -119,11 +124,13 @@ public final class NetworkOutput: MediaOutput {
     }
 
     /// Sound from before the stream's first picture is left out: a receiver starts with a
-    /// picture, and FLV has no time before 0.
+    /// picture, and FLV refuses a packet earlier than the first it was given (a stream opened
+    /// again starts at a keyframe, and the sound written after it reaches back to the frame
+    /// before).
     public func writeAudio(_ packet: EncodedAudioPacket) throws(OutputError) {
-        guard let muxer, let audio = settings.audio else { return }
+        guard let muxer, let audio = settings.audio, let streamStart else { return }
         let start = MediaTime(value: packet.pts, timescale: Int32(audio.sampleRate))
-        guard start >= muxer.base else { return }
+        guard start >= max(streamStart, muxer.base) else { return }
         interrupt.giveUp(after: settings.stallTimeout)
         defer { interrupt.noDeadline() }
         try muxer.writeAudio(packet)
