@@ -81,6 +81,36 @@ import Testing
         #expect(outputs.last?["packets_dropped"] as? Int == 0)
     }
 
+    /// A preset and a batch job name several outputs as a list (a string is still one); -o on
+    /// the command line replaces a preset's list.
+    @Test func presetsAndBatchFilesNameSeveralOutputs() throws {
+        let dir = try TemporaryDirectory()
+        try Data("""
+            test-pattern = true
+            size = "160x120"
+            frames = 15
+            output = ["a.ts", "[container=mkv]b.video"]
+            """.utf8).write(to: URL(fileURLWithPath: dir.path("two.toml")))
+        let r = try Tools.vtrecord(["--preset", "./two.toml", "--quiet"], cwd: dir.url)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try Self.pictureMD5s(dir.path("a.ts")) == Self.pictureMD5s(dir.path("b.video")))
+        let replaced = try Tools.vtrecord(["--preset", "./two.toml", "-o", "c.ts", "--quiet"], cwd: dir.url)
+        #expect(replaced.status == 0, "\(replaced.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).sorted()
+                == ["a.ts", "b.video", "c.ts", "two.toml"])
+        try Data("""
+            [[job]]
+            test-pattern = true
+            size = "160x120"
+            frames = 15
+            output = ["d.mp4", "e.mkv"]
+            """.utf8).write(to: URL(fileURLWithPath: dir.path("jobs.toml")))
+        let batch = try Tools.vtrecord(["batch", "jobs.toml", "--quiet"], cwd: dir.url)
+        #expect(batch.status == 0, "\(batch.stderr)")
+        #expect(try Self.pictureMD5s(dir.path("d.mp4")).count == 15)
+        #expect(try Self.pictureMD5s(dir.path("e.mkv")).count == 15)
+    }
+
     /// ffmpeg's SRT listener decodes the pictures the local file holds, from the first keyframe
     /// it got; the sound goes with them.
     @Test func anSRTReceiverGetsTheRecordingsPictures() throws {
