@@ -71,7 +71,7 @@ run: build
 # The build (tests included) fails on a warning in vtrecord's code (Package.swift makes each
 # one an error); a warning SwiftPM itself prints fails it here. The suite then runs as three
 # processes side by side (Tests/run-in-parallel.sh): the serialized camera tests, which mostly
-# wait on real time, the stream tests, and everything else. Then the tests that need both cores to themselves run
+# wait on real time, the other tests that wait on real time, and everything else. Then the tests that need both cores to themselves run
 # on their own: those of --realtime adaptive, which check how the speed controller answers an
 # encoder's cost, and the 1080p recordings with stills, and with three streams beside the
 # file, that must drop nothing. The other
@@ -79,11 +79,13 @@ run: build
 # of a second, long enough to drop frames, in about one full run in three, and the 1080p one
 # for 2.5 s in one run of several.
 TEST_ALONE := AdaptiveSpeedTests|theSnapshotIsAlwaysAWholeJPEGAndCostsNoFrame|aFileAndThreeStreamsFromA1080pCameraDropNothing
-# The stream tests (receivers, relays, media servers on loopback) wait on real time too: in a
-# process of their own they do not lengthen the one with everything else, the longest.
-TEST_STREAMS := PublishingTests|PublishingReceiverTests|StreamPeerProofTests
-TEST_PARTS := "--filter CameraRecordingTests --skip $(TEST_ALONE)" "--skip CameraRecordingTests|$(TEST_STREAMS)" \
-              "--filter $(TEST_STREAMS)"
+# Tests that wait on real time outside the camera suite (the stream tests with their receivers,
+# relays and media servers; the container and sound trials, each suite one recording at a
+# time) run in a process of their own: there each serialized suite holds one of Swift Testing's
+# two places for minutes without the rest queueing behind it.
+TEST_WAITING := PublishingTests|PublishingReceiverTests|StreamPeerProofTests|ContainerTrialTests|SoundCaptureTests
+TEST_PARTS := "--filter CameraRecordingTests --skip $(TEST_ALONE)" "--skip CameraRecordingTests|$(TEST_WAITING)" \
+              "--filter $(TEST_WAITING)"
 test: deps
 	@log=$$(mktemp); status=0; $(SWIFT) build --build-tests >$$log 2>&1 || status=$$?; cat $$log; \
 	if grep -q "warning:" $$log; then echo "the build printed a warning (above): vtrecord builds without any"; status=1; fi; \

@@ -138,8 +138,12 @@ public final class OutputBranch: Sendable {
                 state.queue.refuse(packet)
                 return false
             }
+            let outcome = state.queue.offer(packet)
+            // A keyframe the encoder made by itself serves as well as one asked for (and one
+            // asked for right after it would be refused by x264 as too close).
+            if outcome != .skipped && packet.isKeyFrame { state.keyFrameWanted = false }
             // While it is still opening, the wait is not the stream's falling behind.
-            guard state.queue.offer(packet) == .overflowed, state.report.state == .connected else { return false }
+            guard outcome == .overflowed, state.report.state == .connected else { return false }
             // Said once a while, not for every GOP of a long stall.
             let now = MonotonicClock.nanoseconds()
             guard state.behindSaid.map({ now - $0 > 30_000_000_000 }) ?? true else { return false }
