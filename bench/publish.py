@@ -258,9 +258,11 @@ def cpu_bench(knobs, env, nginx):
         k: (100 * v if k != "runs" else percent(v)) for k, v in spread(threads).items()}
     programs["vtrecord"]["outputs_last_run"] = published
     vt, ff = median(per_output["vtrecord"]), median(per_output["ffmpeg"])
+    # None when a recording had no option string to compare.
     differing = {k: (options["vtrecord"].get(k), options["ffmpeg"].get(k))
                  for k in sorted(set(options["vtrecord"]) | set(options["ffmpeg"]))
-                 if options["vtrecord"].get(k) != options["ffmpeg"].get(k)}
+                 if options["vtrecord"].get(k) != options["ffmpeg"].get(k)} \
+        if options["vtrecord"] and options["ffmpeg"] else None
     return {
         "size": "1080p", "fps": RATE, "format": FORMAT, "speed": SPEED, "rate_control": RATE_CONTROL,
         "bitrate": BITRATE, "keyint": KEYINT, "threads": THREADS, "seconds": knobs.live_seconds,
