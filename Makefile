@@ -26,9 +26,10 @@ DEB_PACKAGES := pkg-config libx264-dev libv4l-dev libva-dev libdrm-dev libyuv-de
                 libasound2-dev alsa-utils libswresample-dev jq srt-tools nginx-light libnginx-mod-rtmp
 
 # Debian packages only make bench needs: the peers it measures against (GStreamer's x264enc is
-# in plugins-ugly, its Y4M reader in plugins-bad), callgrind, and matplotlib for the chart
-# (Debian's, so the bench runs with /usr/bin/python3).
-BENCH_PACKAGES := gstreamer1.0-plugins-ugly valgrind python3-matplotlib
+# in plugins-ugly, its Y4M reader in plugins-bad), callgrind, matplotlib for the chart
+# (Debian's, so the bench runs with /usr/bin/python3), and the loopback receivers the publish
+# family sends to (srt-live-transmit, nginx with its RTMP module).
+BENCH_PACKAGES := gstreamer1.0-plugins-ugly valgrind python3-matplotlib srt-tools nginx-light libnginx-mod-rtmp
 
 .PHONY: all deps bench-deps build run test test-long test-sanitize fuzz bench install uninstall clean
 
@@ -146,8 +147,8 @@ fuzz: deps
 	  -Xcc -fsanitize=fuzzer-no-link,address -Xcxx -fsanitize=fuzzer-no-link,address
 	FUZZ_SECONDS=$(FUZZ_SECONDS) Fuzz/run.sh $(FUZZ_TARGETS)
 
-# Speed against the x264 CLI, ffmpeg and GStreamer, overhead, conversions and live capture
-# (not part of make test); bench/run.py says what each family measures. QUICK=1 is a smoke
+# Speed against the x264 CLI, ffmpeg and GStreamer, overhead, conversions, live capture and
+# publishing (not part of make test); bench/run.py says what each family measures. QUICK=1 is a smoke
 # run of a few minutes; RUNS, FRAMES, DURATION, NOISE, FAMILIES and OUT are passed through.
 bench: build bench-deps
 	$(SWIFT) build -c release --product vtrecord-bench

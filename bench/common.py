@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+FAMILIES = ("encode", "overhead", "conversion", "live", "finalize", "decode", "thumbnail", "sound", "publish")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,8 +43,8 @@ class Knobs:
         runs = int(env.get("RUNS") or (1 if quick else 5))
         frames = int(env.get("FRAMES") or (30 if quick else 300))
         live_seconds = int(env.get("DURATION") or (5 if quick else 60))
-        families = tuple((env.get("FAMILIES") or "encode,overhead,conversion,live,finalize,decode,thumbnail,sound").split(","))
-        unknown = set(families) - {"encode", "overhead", "conversion", "live", "finalize", "decode", "thumbnail", "sound"}
+        families = tuple((env.get("FAMILIES") or ",".join(FAMILIES)).split(","))
+        unknown = set(families) - set(FAMILIES)
         if unknown:
             raise SystemExit(f"FAMILIES: unknown {', '.join(sorted(unknown))}")
         if runs < 1 or frames < 10 or live_seconds < 3:

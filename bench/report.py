@@ -131,6 +131,39 @@ def targets(results):
                             f"the whole process: "
                             f"{r['cpu_percent_without']:.1f} % of a core without sound, {r['cpu_percent_with']:.1f} % "
                             f"with ({r['cpu_percent_difference']:+.1f} %)"))
+    publishing = results.get("publish")
+    if publishing:
+        programs = publishing["programs"]
+        vt, ff = programs["vtrecord"]["per_output_percent"], programs["ffmpeg"]["per_output_percent"]
+        ratio = publishing["ratio_vs_ffmpeg"]
+        found.append(target("CPU per extra output vs ffmpeg -f tee", "≤ 1.00×",
+                            None if ratio is None else round(ratio, 3), None if ratio is None else ratio <= 1.0,
+                            f"(CPU with the recording and {publishing['outputs']} network outputs − CPU with the "
+                            f"recording alone) ÷ {publishing['outputs']}, 1080p{publishing['fps']} "
+                            f"{publishing['format']} {publishing['speed']} {publishing['rate_control']} "
+                            f"{publishing['bitrate']}, median of {publishing['runs']} interleaved pair(s): vtrecord "
+                            f"{vt['median']:.2f} % of a core ({vt['min']:.2f}–{vt['max']:.2f}), ffmpeg "
+                            f"{ff['median']:.2f} % ({ff['min']:.2f}–{ff['max']:.2f}); vtrecord's output and libsrt "
+                            f"threads alone {programs['vtrecord']['output_threads_percent_per_output']['median']:.2f} %"
+                            + ("" if ratio is not None else "; ffmpeg's figure is at or below 0, inside the noise")))
+        received = [got for program in programs.values() for run in program["received"] for got in run.values()]
+        whole = sum(1 for got in received if got["whole"])
+        found.append(target("every receiver gets every picture", "all streams whole", f"{whole} of {len(received)}",
+                            whole == len(received),
+                            "each receiver's file (SRT, UDP, RTMP; vtrecord and ffmpeg, every run) decoded with "
+                            "ffprobe -count_frames: as many pictures as the recording holds, no decoder complaint"))
+    delay = results.get("publish_delay")
+    if delay:
+        srt, allowance = delay["srt"], delay["allowance_ms"]
+        p50, p99 = delay["encoder_latency_ms_p50"], delay["encoder_latency_ms_p99"]
+        found.append(target("publishing delay, SRT latency=0", f"≤ encoder + {allowance} ms",
+                            f"p50 {srt['p50_ms']:.1f} / p99 {srt['p99_ms']:.1f} ms",
+                            srt["p50_ms"] <= p50 + allowance and srt["p99_ms"] <= p99 + allowance,
+                            f"capture (the fake camera's CLOCK_MONOTONIC stamps) → last TS packet at a loopback SRT "
+                            f"receiver, {srt['pictures']} pictures of {delay['runs']} run(s), --tune zerolatency; "
+                            f"the encoder (capture → written to the recording, vtrecord's summary): p50 {p50:.1f} / "
+                            f"p99 {p99:.1f} ms; UDP straight to a receiver: p50 "
+                            f"{delay['udp_direct']['p50_ms']:.1f} / p99 {delay['udp_direct']['p99_ms']:.1f} ms"))
     return found
 
 
@@ -250,6 +283,31 @@ def print_tables(results):
               f"({r['cpu_percent_difference']:+.1f} %); the audio thread {r['audio_thread_cpu_percent']:.2f} %, "
               f"of which the fake microphone {r['fake_microphone_cpu_percent']:.2f} %; "
               f"frames dropped: {r['dropped_frames_without']} without, {r['dropped_frames_with']} with")
+        print()
+    publishing = results.get("publish")
+    if publishing:
+        print(f"Publishing beside the recording: 1080p{publishing['fps']} {publishing['format']} {publishing['speed']} "
+              f"{publishing['rate_control']} {publishing['bitrate']} from the fake camera, {publishing['seconds']} s, "
+              f"{publishing['runs']} run(s); {publishing['outputs']} outputs (SRT, UDP, RTMP); % of one core")
+        head = f"{'program':<10}{'alone':>8}{'with':>8}{'per output':>12}{'range':>16}{'output threads':>16}"
+        print(head)
+        print("-" * len(head))
+        for name, program in publishing["programs"].items():
+            cost = program["per_output_percent"]
+            threads = program.get("output_threads_percent_per_output")
+            print(f"{name:<10}{program['cpu_percent_alone']:>8.1f}{program['cpu_percent_with_outputs']:>8.1f}"
+                  f"{cost['median']:>12.2f}{cost['min']:>8.2f}–{cost['max']:<7.2f}"
+                  f"{'' if threads is None else format(threads['median'], '>16.2f')}")
+        ratio = publishing["ratio_vs_ffmpeg"]
+        print(f"vtrecord ÷ ffmpeg per output: {'—' if ratio is None else format(ratio, '.2f')}")
+        print()
+    delay = results.get("publish_delay")
+    if delay:
+        print(f"Delay, capture → arrival, --tune zerolatency, SRT latency={delay['srt_latency_ms']} "
+              f"({delay['runs']} run(s) of {delay['seconds']} s): SRT p50 {delay['srt']['p50_ms']:.1f} / p99 "
+              f"{delay['srt']['p99_ms']:.1f} ms, UDP direct p50 {delay['udp_direct']['p50_ms']:.1f} / p99 "
+              f"{delay['udp_direct']['p99_ms']:.1f} ms; encoder (capture → written) p50 "
+              f"{delay['encoder_latency_ms_p50']:.1f} / p99 {delay['encoder_latency_ms_p99']:.1f} ms")
         print()
     print("Targets")
     for t in results["targets"]:

@@ -2,7 +2,7 @@
 """make bench: vtrecord's speed against the tools people would use instead, with numbers from
 one run. Prints a table and writes results.json and results.png (under bench/ by default).
 
-Families (FAMILIES=encode,overhead,conversion,live,finalize,decode,thumbnail,sound picks some):
+Families (FAMILIES=encode,overhead,conversion,live,finalize,decode,thumbnail,sound,publish picks some):
   encode      file input, identical x264 settings: vtrecord, x264 CLI, ffmpeg, GStreamer (encode.py)
   overhead    instructions outside libx264, callgrind (overhead.py)
   conversion  YUYV→I420 vs memcpy and MJPEG decode per 1080p picture (conversion.py)
@@ -12,6 +12,10 @@ Families (FAMILIES=encode,overhead,conversion,live,finalize,decode,thumbnail,sou
   decode      vtrecord verify vs ffmpeg -f null on camera-like recordings (decode.py)
   thumbnail   vtrecord thumbnail vs ffmpeg -ss T -frames:v 1 in the middle of an hour (thumbnail.py)
   sound       1080p30 from the fake camera with and without 48 kHz stereo AAC: what sound costs (sound.py)
+  publish     1080p30 from the fake camera, ultrafast CBR 8 Mbit/s, recording alone and with SRT, UDP
+              and RTMP outputs to loopback receivers: CPU per extra output against ffmpeg -f tee
+              (publish.py); capture → arrival at an SRT receiver with --tune zerolatency and SRT
+              latency=0, against the encoder's own capture → written (publish_delay.py)
 
 Knobs (environment; make passes its variables): QUICK=1 (1 run, 30 frames, 5 s live, results to
 bench/quick-results.*), RUNS (5), FRAMES (300), DURATION (live seconds, 60), NOISE (camera-like
@@ -35,6 +39,8 @@ import finalize
 import live
 import media
 import overhead
+import publish
+import publish_delay
 import report
 import sound
 import thumbnail
@@ -80,6 +86,8 @@ def check_tools(knobs):
     missing = [tool for tool in ("ffmpeg", "x264", "gst-launch-1.0", "gst-inspect-1.0", "valgrind",
                                  "callgrind_annotate", "objcopy", "v4l2-ctl", "cc", "pkg-config", "strace")
                if shutil.which(tool) is None]
+    if "publish" in knobs.families:
+        missing += [tool for tool in ("srt-live-transmit", "nginx", "ffprobe") if shutil.which(tool) is None]
     if missing:
         raise SystemExit(f"missing: {', '.join(missing)} (make bench-deps installs them)")
 
@@ -87,7 +95,8 @@ def check_tools(knobs):
 # The keys of results.json each family writes.
 FAMILY_KEYS = {"encode": ("encode", "content_cost", "settings_not_identical"), "overhead": ("overhead",),
                "conversion": ("conversion",), "live": ("live", "live_adaptive"), "finalize": ("finalize",),
-               "decode": ("decode",), "thumbnail": ("thumbnail",), "sound": ("sound",)}
+               "decode": ("decode",), "thumbnail": ("thumbnail",), "sound": ("sound",),
+               "publish": ("publish", "publish_delay")}
 
 
 def updated(earlier, fresh, families):
@@ -145,6 +154,9 @@ def main():
             results["thumbnail"] = thumbnail.bench(knobs)
         if "sound" in knobs.families:
             results["sound"] = sound.bench(knobs)
+        if "publish" in knobs.families:
+            results["publish"] = publish.bench(knobs)
+            results["publish_delay"] = publish_delay.bench(knobs)
     except ToolFailed as failure:
         print(f"bench: {failure}", file=sys.stderr)
         return 1
