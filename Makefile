@@ -27,9 +27,9 @@ DEB_PACKAGES := pkg-config libx264-dev libv4l-dev libva-dev libdrm-dev libyuv-de
 
 # Debian packages only make bench needs: the peers it measures against (GStreamer's x264enc is
 # in plugins-ugly, its Y4M reader in plugins-bad), callgrind, matplotlib for the chart
-# (Debian's, so the bench runs with /usr/bin/python3), and the loopback receivers the publish
-# family sends to (srt-live-transmit, nginx with its RTMP module).
-BENCH_PACKAGES := gstreamer1.0-plugins-ugly valgrind python3-matplotlib srt-tools nginx-light libnginx-mod-rtmp
+# (Debian's, so the bench runs with /usr/bin/python3). The publish family's loopback receivers
+# (srt-live-transmit, nginx with its RTMP module) are in DEB_PACKAGES: the tests use them too.
+BENCH_PACKAGES := gstreamer1.0-plugins-ugly valgrind python3-matplotlib
 
 .PHONY: all deps bench-deps build run test test-long test-sanitize fuzz bench install uninstall clean
 
@@ -85,15 +85,21 @@ TEST_ALONE := AdaptiveSpeedTests|theSnapshotIsAlwaysAWholeJPEGAndCostsNoFrame|aF
 # time) run in a process of their own: there each serialized suite holds one of Swift Testing's
 # two places for minutes without the rest queueing behind it.
 TEST_WAITING := PublishingTests|PublishingReceiverTests|StreamPeerProofTests|ContainerTrialTests|SoundCaptureTests
+# SRT through the lossy relay (5 % lost each way, 200 ms round trip) at latency=500 has two
+# rounds of retransmission and little time to spare: beside the rest, a packet arrived 2 ms
+# after its time and was dropped. Those tests run last, with the machine to themselves.
+TEST_QUIET := srtThroughALossyRelay|srtAtLatency500ThroughALossyLinkDecodesClean
 TEST_PARTS := "--filter CameraRecordingTests --skip $(TEST_ALONE)" "--skip CameraRecordingTests|$(TEST_WAITING)" \
-              "--filter $(TEST_WAITING)"
+              "--filter $(TEST_WAITING) --skip $(TEST_QUIET)"
 test: deps
 	@log=$$(mktemp); status=0; $(SWIFT) build --build-tests >$$log 2>&1 || status=$$?; cat $$log; \
 	if grep -q "warning:" $$log; then echo "the build printed a warning (above): vtrecord builds without any"; status=1; fi; \
 	rm -f $$log; exit $$status
 	@status=0; Tests/run-in-parallel.sh $(TEST_PARTS) || status=1; \
 	echo "=== swift test --filter '$(TEST_ALONE)'"; \
-	$(SWIFT) test --skip-build --filter '$(TEST_ALONE)' || status=1; exit $$status
+	$(SWIFT) test --skip-build --filter '$(TEST_ALONE)' || status=1; \
+	echo "=== swift test --filter '$(TEST_QUIET)'"; \
+	$(SWIFT) test --skip-build --filter '$(TEST_QUIET)' || status=1; exit $$status
 
 # Runs too long for make test: sound from a microphone 300 ppm fast and slow beside a camera
 # for 340 s each (about 12 minutes), where uncorrected drift would pass 100 ms; and a slow

@@ -88,6 +88,17 @@ final class FFmpegMuxer {
         } catch {
             throw .invalidAccessUnit(reason: "\(error)")
         }
+        try send(&accessUnit, of: frame)
+    }
+
+    /// One access unit already in Annex B form, with SPS and PPS before a keyframe (as
+    /// `write(_:format:)` makes it): converted once for every stream that sends it.
+    func write(_ frame: EncodedFrame, annexB: [UInt8]) throws(OutputError) {
+        var bytes = annexB
+        try send(&bytes, of: frame)
+    }
+
+    private func send(_ accessUnit: inout [UInt8], of frame: EncodedFrame) throws(OutputError) {
         let timescale = video.pointee.time_base.den
         let status = send(&accessUnit, stream: video,
                           pts: frame.pts.ticks(since: base, timescale: timescale),

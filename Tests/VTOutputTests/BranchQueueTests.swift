@@ -18,7 +18,7 @@ import VTCore
         var queue = waiting
         var taken: [Int] = []
         while let packet = queue.take() {
-            if case .frame(let frame, _, _) = packet { taken.append(Int(frame.token.rawValue)) }
+            if case .frame(let frame, _, _, _) = packet { taken.append(Int(frame.token.rawValue)) }
         }
         return taken
     }

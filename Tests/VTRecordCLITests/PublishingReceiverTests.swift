@@ -105,17 +105,19 @@ import Glibc
         #expect(output["state"] as? String == "finished", "\(output)")
     }
 
-    /// An RTMP server that stops reading (nginx stopped with SIGSTOP) while a 720p stream at
-    /// 8 Mbit/s goes to it: that output's queue stays under its bound and counts what it
-    /// drops, the recording drops nothing, and a stop ends the run within a second with the
-    /// recording finalized.
+    /// An RTMP server that stops reading (nginx stopped with SIGSTOP) while a stream of 8 Mbit/s
+    /// goes to it (CBR: x264 fills a small picture up to the rate, so the sockets fill as fast
+    /// as at 1080p while the encoder costs next to nothing): that output's queue stays under
+    /// its bound and counts what it drops, the recording drops nothing, and a stop ends the run
+    /// within a second with the recording finalized.
     @Test func aReceiverThatStopsReadingCostsTheRecordingNothing() async throws {
         let dir = try TemporaryDirectory()
         let (result, took, peakGrowth, parts) = try await StreamPeerProofTests.offThePool {
             let receiver = try StreamReceiver(.rtmp)
             let child = try ChildProcess(
-                [Tools.vtrecord, "--test-pattern", "--realtime", "drop", "--size", "1280x720", "--speed", "ultrafast",
-                 "--tune", "zerolatency", "--bitrate", "8M", "--keyint", "30", "-o", dir.path("local.mp4"),
+                [Tools.vtrecord, "--test-pattern", "--realtime", "drop", "--size", "320x240", "--speed", "ultrafast",
+                 "--tune", "zerolatency", "--rate-control", "cbr", "--bitrate", "8M", "--keyint", "30",
+                 "-o", dir.path("local.mp4"),
                  "-o", receiver.url, "--json-summary", dir.path("summary.json"), "--quiet"],
                 environment: Self.environment)
             receiver.waitUntilReceived(bytes: 200_000)
@@ -168,6 +170,31 @@ import Glibc
         #expect(part.decodingErrors.isEmpty, "\(counts): \(part.decodingErrors)")
         #expect(Self.follows(part.hashes, local.hashes), "\(counts): \(Self.describe(parts))")
         #expect(part.frames.count == local.video.count, "\(counts): \(Self.describe(parts))")
+    }
+
+    /// vtrecord as the SRT listener (`mode=listener`): it waits for its receiver as long as it
+    /// takes, and a receiver calling in a second late starts at a keyframe.
+    @Test func anSRTListenerWaitsForItsCaller() async throws {
+        let dir = try TemporaryDirectory()
+        let port = StreamReceiver.freeLoopbackPort(udp: true)
+        let (result, caller) = try await StreamPeerProofTests.offThePool {
+            let child = try ChildProcess(Self.recording([dir.path("local.mkv"), "srt://127.0.0.1:\(port)?mode=listener"],
+                                                        in: dir, seconds: 5),
+                                         environment: Self.environment)
+            Thread.sleep(forTimeInterval: 1.5)
+            let caller = try ChildProcess(["ffmpeg", "-nostdin", "-v", "error", "-i", "srt://127.0.0.1:\(port)",
+                                           "-map", "0:v", "-fps_mode", "passthrough", "-f", "framemd5",
+                                           dir.path("received.md5")],
+                                          environment: Self.environment, signalsUnblocked: true)
+            let result = child.wait(timeout: .seconds(30))
+            return (result, caller.wait(timeout: .seconds(15)))
+        }
+        #expect(result.status == 0, "\(result.transcript)")
+        #expect(!caller.timedOut, "\(caller.transcript)")
+        let received = FrameChecksums(parsing: (try? String(contentsOfFile: dir.path("received.md5"), encoding: .utf8)) ?? "")
+        let (local, _) = try FrameChecksums.decoding(dir.path("local.mkv"))
+        #expect(received.video.count >= 60, "\(received.video.count) pictures: \(caller.transcript)")
+        #expect(Self.follows(received.video.map(\.hash), local.hashes), "\(caller.transcript)")
     }
 
     static func residentKilobytes(_ pid: Int32) -> Int {

@@ -4,19 +4,20 @@ import VTCore
 /// packet of sound. Both share their bytes with the recording's (an array's storage is
 /// reference-counted), so a branch never copies them.
 enum BranchPacket: Sendable {
-    /// `startsSegment`: a segmented file output starts its next file with this keyframe.
-    case frame(EncodedFrame, VideoFormatDescription, startsSegment: Bool = false)
+    /// `startsSegment`: a segmented file output starts its next file with this keyframe;
+    /// `annexB`: the access unit's Annex B form, shared by every stream.
+    case frame(EncodedFrame, VideoFormatDescription, startsSegment: Bool = false, annexB: SharedAnnexB? = nil)
     case sound(EncodedAudioPacket)
 
     var byteCount: Int {
         switch self {
-        case .frame(let frame, _, _): frame.data.count
+        case .frame(let frame, _, _, _): frame.data.count
         case .sound(let packet): packet.data.count
         }
     }
 
     var isKeyFrame: Bool {
-        if case .frame(let frame, _, _) = self { return frame.isKeyFrame }
+        if case .frame(let frame, _, _, _) = self { return frame.isKeyFrame }
         return false
     }
 }
@@ -155,9 +156,9 @@ public struct BranchQueue {
 
     private func fits(_ packet: BranchPacket) -> Bool {
         guard bytes + packet.byteCount <= limits.bytes else { return false }
-        guard case .frame(let newest, _, _) = packet,
+        guard case .frame(let newest, _, _, _) = packet,
               let oldest = entries.first(where: { if case .frame = $0.packet { true } else { false } }),
-              case .frame(let first, _, _) = oldest.packet else { return true }
+              case .frame(let first, _, _, _) = oldest.packet else { return true }
         return newest.pts.seconds - first.pts.seconds <= limits.seconds
     }
 

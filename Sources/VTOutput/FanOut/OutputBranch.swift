@@ -129,7 +129,7 @@ public final class OutputBranch: Sendable {
     /// Hands the branch a packet; never waits for its thread. Called by the encoder thread.
     func offer(_ packet: BranchPacket) {
         let fellBehind: Bool = state.withLock { state in
-            if case .frame(let frame, let format, _) = packet {
+            if case .frame(let frame, let format, _, _) = packet {
                 state.format = format
                 if state.base == nil { state.base = frame.pts }
             }
@@ -295,7 +295,7 @@ public final class OutputBranch: Sendable {
             }
             do throws(OutputError) {
                 switch packet {
-                case .frame(let frame, let format, let startsSegment):
+                case .frame(let frame, let format, let startsSegment, let annexB):
                     // A stream opened again starts a file of its own anyway.
                     if startsSegment && framesWritten > 0, let segmented = output as? SegmentedOutput {
                         try segmented.startNextSegment(at: frame.pts)
@@ -304,7 +304,11 @@ public final class OutputBranch: Sendable {
                         try output.writeHeader(format)
                         given = format
                     }
-                    try output.write(frame)
+                    if let stream = output as? NetworkOutput, let annexB {
+                        try stream.write(frame, annexB: annexB.bytes())
+                    } else {
+                        try output.write(frame)
+                    }
                     framesWritten += 1
                     if let segmented = output as? SegmentedOutput {
                         segmentBytesWritten.store(segmented.segmentBytesWritten, ordering: .relaxed)

@@ -62,9 +62,10 @@ public final class OutputFanOut: MediaOutput {
     public func write(_ frame: EncodedFrame) throws(OutputError) {
         try recording.write(frame)
         guard let format else { return }
+        let annexB = SharedAnnexB(frame, format: format)
         for (index, branch) in branches.enumerated() {
             let startsSegment = segmenters[index]?.switchesFile(before: frame) ?? false
-            branch.offer(.frame(frame, format, startsSegment: startsSegment))
+            branch.offer(.frame(frame, format, startsSegment: startsSegment, annexB: annexB))
             segmenters[index]?.written(segmentBytes: branch.segmentBytes)
         }
     }

@@ -62,6 +62,8 @@ public struct NetworkDestination: Sendable, Equatable, CustomStringConvertible {
 
     /// The URL as given.
     public let url: String
+    /// SRT with `mode=listener`: connecting waits, as long as it takes, for a receiver to call.
+    public let waitsForCaller: Bool
     public let scheme: Scheme
     /// The URL libavformat opens: SRT's latencies in microseconds, UDP datagrams of 7 TS packets.
     let libavformatURL: String
@@ -134,6 +136,7 @@ public struct NetworkDestination: Sendable, Equatable, CustomStringConvertible {
             // Seven 188-byte TS packets a datagram, as every MPEG-TS-over-UDP receiver expects.
             query.append(URLQueryItem(name: "pkt_size", value: "1316"))
         }
+        waitsForCaller = scheme == .srt && query.contains { $0.name == "mode" && $0.value == "listener" }
         var rewritten = parts
         if scheme == .srt || scheme == .udp { rewritten.queryItems = query.isEmpty ? nil : query }
         libavformatURL = rewritten.string ?? text

@@ -9,9 +9,10 @@ import VTFFmpeg
 ///
 /// Nothing is opened when it is made: `connect` opens the connection and sends the stream's
 /// header, or the first frame written does. Every call that waits on the network waits at
-/// most `connectTimeout` (connecting) or `stallTimeout` (one packet, the trailer) and gives
-/// up at once when `interrupt` is stopped, so a server that never answers or a receiver that
-/// stopped reading cannot hold a thread.
+/// most `connectTimeout` (connecting; an SRT listener waits for its caller without a limit)
+/// or `stallTimeout` (one packet, the trailer) and gives up at once when `interrupt` is
+/// stopped, so a server that never answers or a receiver that stopped reading cannot hold a
+/// thread.
 public final class NetworkOutput: MediaOutput {
     public struct Settings: Sendable {
         public var frameRate: FrameRate
@@ -78,7 +79,8 @@ public final class NetworkOutput: MediaOutput {
         context.pointee.interrupt_callback = interrupt.callback
         context.pointee.flush_packets = 1
         connecting = true
-        interrupt.giveUp(after: settings.connectTimeout)
+        // A listener waits for its receiver for as long as it takes (until a stop).
+        if !destination.waitsForCaller { interrupt.giveUp(after: settings.connectTimeout) }
         defer {
             connecting = false
             interrupt.noDeadline()
@@ -111,13 +113,23 @@ public final class NetworkOutput: MediaOutput {
     }
 
     public func write(_ frame: EncodedFrame) throws(OutputError) {
+        try send(frame) { (muxer, format) throws(OutputError) in try muxer.write(frame, format: format) }
+    }
+
+    /// `write` for an access unit already in Annex B form, made once for every stream.
+    func write(_ frame: EncodedFrame, annexB: [UInt8]) throws(OutputError) {
+        try send(frame) { (muxer, _) throws(OutputError) in try muxer.write(frame, annexB: annexB) }
+    }
+
+    private func send(_ frame: EncodedFrame,
+                      _ body: (FFmpegMuxer, VideoFormatDescription) throws(OutputError) -> Void) throws(OutputError) {
         guard let format else { preconditionFailure("a frame written before its header") }
         if muxer == nil { try connect(format: format, base: frame.pts) }
         guard let muxer else { return }
         interrupt.giveUp(after: settings.stallTimeout)
         defer { interrupt.noDeadline() }
         if streamStart == nil { streamStart = frame.dts }
-        try muxer.write(frame, format: format)
+        try body(muxer, format)
         statistics.frames += 1
         if frame.isKeyFrame { statistics.keyFrames += 1 }
         statistics.bytes += Int64(frame.data.count)
