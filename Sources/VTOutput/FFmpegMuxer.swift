@@ -94,18 +94,29 @@ final class FFmpegMuxer {
     /// One access unit already in Annex B form, with SPS and PPS before a keyframe (as
     /// `write(_:format:)` makes it): converted once for every stream that sends it.
     func write(_ frame: EncodedFrame, annexB: [UInt8]) throws(OutputError) {
-        var bytes = annexB
-        try send(&bytes, of: frame)
+        // Read, not written: a copy to make it mutable would undo the sharing.
+        let status = annexB.withUnsafeBufferPointer { buffer in
+            send(UnsafeMutablePointer(mutating: buffer.baseAddress), count: buffer.count, of: frame)
+        }
+        guard status >= 0 else { throw fail(status, "write a frame") }
     }
 
     private func send(_ accessUnit: inout [UInt8], of frame: EncodedFrame) throws(OutputError) {
-        let timescale = video.pointee.time_base.den
-        let status = send(&accessUnit, stream: video,
-                          pts: frame.pts.ticks(since: base, timescale: timescale),
-                          dts: frame.dts.ticks(since: base, timescale: timescale),
-                          duration: frameRate.frameDuration.ticks(since: .zero, timescale: timescale),
-                          flags: frame.isKeyFrame ? AV_PKT_FLAG_KEY : 0)
+        let status = accessUnit.withUnsafeMutableBufferPointer { buffer in
+            send(buffer.baseAddress, count: buffer.count, of: frame)
+        }
         guard status >= 0 else { throw fail(status, "write a frame") }
+    }
+
+    /// The picture's packet: `data` is read only (libavformat neither keeps nor changes the
+    /// data of a packet that is not reference-counted).
+    private func send(_ data: UnsafeMutablePointer<UInt8>?, count: Int, of frame: EncodedFrame) -> Int32 {
+        let timescale = video.pointee.time_base.den
+        return send(data, count: count, stream: video,
+                    pts: frame.pts.ticks(since: base, timescale: timescale),
+                    dts: frame.dts.ticks(since: base, timescale: timescale),
+                    duration: frameRate.frameDuration.ticks(since: .zero, timescale: timescale),
+                    flags: frame.isKeyFrame ? AV_PKT_FLAG_KEY : 0)
     }
 
     /// One packet of sound, its time counted from the same base as the picture's.
@@ -116,10 +127,11 @@ final class FFmpegMuxer {
         let timescale = stream.pointee.time_base.den
         let rate = Int32(audio.sampleRate)
         let pts = MediaTime(value: sound.pts, timescale: rate).ticks(since: base, timescale: timescale)
-        var data = sound.data
-        let status = send(&data, stream: stream, pts: pts, dts: pts,
-                          duration: MediaTime(value: Int64(sound.duration), timescale: rate).ticks(since: .zero, timescale: timescale),
-                          flags: AV_PKT_FLAG_KEY)
+        let duration = MediaTime(value: Int64(sound.duration), timescale: rate).ticks(since: .zero, timescale: timescale)
+        let status = sound.data.withUnsafeBufferPointer { buffer in
+            send(UnsafeMutablePointer(mutating: buffer.baseAddress), count: buffer.count, stream: stream,
+                 pts: pts, dts: pts, duration: duration, flags: AV_PKT_FLAG_KEY)
+        }
         guard status >= 0 else { throw fail(status, "write a sound packet") }
     }
 
@@ -134,25 +146,23 @@ final class FFmpegMuxer {
         if packet != nil { vt_av_packet_free(&packet) }
     }
 
-    /// Writes `bytes` as one packet of `stream` (times in its time base) and returns
-    /// libavformat's status. The packet is not reference-counted: av_write_frame writes it
-    /// before returning, and it points at nothing afterwards.
-    private func send(_ bytes: inout [UInt8], stream: UnsafeMutablePointer<AVStream>,
+    /// Writes `count` bytes at `data` as one packet of `stream` (times in its time base) and
+    /// returns libavformat's status. The packet is not reference-counted: av_write_frame writes
+    /// it before returning, and it points at nothing afterwards.
+    private func send(_ data: UnsafeMutablePointer<UInt8>?, count: Int, stream: UnsafeMutablePointer<AVStream>,
                       pts: Int64, dts: Int64, duration: Int64, flags: Int32) -> Int32 {
         guard let packet else { return vt_averror(ENOMEM) }
-        return bytes.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            packet.pointee.data = buffer.baseAddress
-            packet.pointee.size = Int32(buffer.count)
-            packet.pointee.stream_index = stream.pointee.index
-            packet.pointee.pts = pts
-            packet.pointee.dts = dts
-            packet.pointee.duration = duration
-            packet.pointee.flags = flags
-            let status = vt_av_write_frame(context, packet)
-            packet.pointee.data = nil
-            packet.pointee.size = 0
-            return status
-        }
+        packet.pointee.data = data
+        packet.pointee.size = Int32(count)
+        packet.pointee.stream_index = stream.pointee.index
+        packet.pointee.pts = pts
+        packet.pointee.dts = dts
+        packet.pointee.duration = duration
+        packet.pointee.flags = flags
+        let status = vt_av_write_frame(context, packet)
+        packet.pointee.data = nil
+        packet.pointee.size = 0
+        return status
     }
 
     /// The second elementary stream: the sound, with its codec's setup bytes as extradata.

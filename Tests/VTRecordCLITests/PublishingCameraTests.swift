@@ -12,9 +12,9 @@ extension CameraRecordingTests {
         /// from the camera's MJPEG: the recording drops nothing, and every stream is received.
         @Test func aFileAndThreeStreamsFromA1080pCameraDropNothing() throws {
             let camera = try FakeCamera(knobs: [.pictureRing(10)])
-            let srtPort = PublishingTests.freePort(udp: true)
-            let rtspPort = PublishingTests.freePort(udp: false)
-            let udpPort = PublishingTests.freePort(udp: true)
+            let srtPort = LoopbackPort.free(udp: true)
+            let rtspPort = LoopbackPort.free(udp: false)
+            let udpPort = LoopbackPort.free(udp: true)
             // Receivers that copy what they get, decoding nothing: what a media server does.
             let receivers = try [
                 ["-i", "srt://127.0.0.1:\(srtPort)?mode=listener&timeout=20000000", "-c", "copy", "-f", "mpegts",

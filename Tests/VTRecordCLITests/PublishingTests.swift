@@ -1,8 +1,11 @@
 import Foundation
 import Testing
+import VTTestSupport
 
-/// Several outputs from one encode: a second file, and network streams received by programs
-/// vtrecord did not write (ffmpeg's SRT listener), on loopback only.
+/// Several outputs from one encode, as the command line takes them: bad outputs refused, a
+/// second file with segments of its own, presets and batch files naming several, a recording
+/// published alone, and streams that cannot connect (the receivers' side is in
+/// PublishingReceiverTests).
 @Suite struct PublishingTests {
     /// The decoded pictures' MD5s, picture stream only, in decode order as ffmpeg gives them.
     static func pictureMD5s(_ file: String) throws -> [String] {
@@ -11,22 +14,6 @@ import Testing
         #expect(r.status == 0, "ffmpeg could not decode \(file): \(r.stderr)")
         return r.stdoutText.split(separator: "\n").filter { !$0.hasPrefix("#") }
             .compactMap { $0.split(separator: ",").last?.trimmingCharacters(in: .whitespaces) }
-    }
-
-    /// A loopback port nothing listens on now.
-    static func freePort(udp: Bool) -> Int {
-        let fd = socket(AF_INET, Int32(udp ? SOCK_DGRAM.rawValue : SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     static func summary(_ path: String) throws -> [String: Any] {
@@ -111,84 +98,24 @@ import Testing
         #expect(try Self.pictureMD5s(dir.path("e.mkv")).count == 15)
     }
 
-    /// ffmpeg's SRT listener decodes the pictures the local file holds, from the first keyframe
-    /// it got; the sound goes with them.
-    @Test func anSRTReceiverGetsTheRecordingsPictures() throws {
-        let dir = try TemporaryDirectory()
-        let port = Self.freePort(udp: true)
-        let received = dir.path("received.ts")
-        let receiver = Process()
-        receiver.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
-        receiver.arguments = ["-v", "error", "-i", "srt://127.0.0.1:\(port)?mode=listener&timeout=15000000",
-                              "-c", "copy", "-f", "mpegts", received]
-        receiver.standardInput = FileHandle.nullDevice
-        receiver.standardError = FileHandle.nullDevice
-        try receiver.run()
-        defer { if receiver.isRunning { receiver.terminate() } }
-        Thread.sleep(forTimeInterval: 0.5)
-        let r = try Tools.vtrecord(["--test-pattern", "--realtime", "drop", "--size", "160x120", "--duration", "3s",
-                                    "--keyint", "15", "--audio", "test", "-o", "local.ts",
-                                    "-o", "srt://127.0.0.1:\(port)?latency=120",
-                                    "--json-summary", "summary.json", "--quiet"], cwd: dir.url)
-        #expect(r.status == 0, "\(r.stderr)")
-        let deadline = Date().addingTimeInterval(10)
-        while receiver.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
-        let local = try Self.pictureMD5s(dir.path("local.ts"))
-        let got = try Self.pictureMD5s(received)
-        #expect(local.count == 90)
-        // A receiver that was not ready at once misses a GOP or two, never a picture after it.
-        #expect(got.count >= 60, "received \(got.count) of \(local.count)")
-        if let first = got.first, let start = local.firstIndex(of: first) {
-            #expect(Array(local[start...].prefix(got.count)) == got)
-        } else {
-            Issue.record("the receiver's first picture is not one of the recording's")
-        }
-        let streams = try Tools.ffprobe(received, ["-show_entries", "stream=codec_type"])["streams"] as? [[String: Any]]
-        #expect(streams?.contains { $0["codec_type"] as? String == "audio" } == true)
-        let outputs = try Self.summary(dir.path("summary.json"))["outputs"] as? [[String: Any]] ?? []
-        #expect(outputs.last?["name"] as? String == "srt://127.0.0.1:\(port)?latency=120")
-        #expect(outputs.last?["state"] as? String == "finished")
-    }
-
     /// The recording itself published, no file: a receiver gets every picture; with nobody
     /// listening the run ends with exit 5 and one line.
     @Test func aRecordingPublishedAloneWritesNoFile() throws {
         let dir = try TemporaryDirectory()
-        let port = Self.freePort(udp: false)
-        let received = dir.path("received.md5")
-        let receiver = Process()
-        receiver.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
-        // Decoded as it comes: RTSP's first packets carry no times a copy could keep.
-        receiver.arguments = ["-v", "error", "-rtsp_flags", "listen", "-timeout", "15",
-                              "-i", "rtsp://127.0.0.1:\(port)/cam", "-map", "0:v", "-fps_mode", "passthrough",
-                              "-f", "framemd5", received]
-        receiver.standardInput = FileHandle.nullDevice
-        receiver.standardError = FileHandle.nullDevice
-        try receiver.run()
-        defer { if receiver.isRunning { receiver.terminate() } }
-        // The recording connects once and does not retry: until the receiver listens, a
-        // refused run is tried again.
-        var r = try Tools.vtrecord(["--version"])
-        for _ in 0..<40 {
-            r = try Tools.vtrecord(["--test-pattern", "--size", "160x120", "--frames", "60", "--keyint", "15",
-                                    "-o", "rtsp://127.0.0.1:\(port)/cam", "--json-summary", "summary.json", "--quiet"],
-                                   cwd: dir.url)
-            guard r.status == 5 && r.stderr.contains("Connection refused") else { break }
-            Thread.sleep(forTimeInterval: 0.1)
-        }
+        let receiver = try StreamReceiver(.rtsp)
+        let r = try Tools.vtrecord(["--test-pattern", "--size", "160x120", "--frames", "60", "--keyint", "15",
+                                    "-o", receiver.url, "--json-summary", "summary.json", "--quiet"], cwd: dir.url)
+        let parts = receiver.stop()
         #expect(r.status == 0, "\(r.stderr)")
-        let deadline = Date().addingTimeInterval(10)
-        while receiver.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
-        let pictures = try String(contentsOfFile: received, encoding: .utf8).split(separator: "\n")
-            .filter { !$0.hasPrefix("#") }
-        #expect(pictures.count >= 55, "received \(pictures.count) pictures")
+        #expect(parts.count == 1 && (parts.first?.frames.count ?? 0) >= 55,
+                "\(parts.map { "\($0.frames.count) pictures: \($0.standardError.suffix(1500))" })")
         let summary = try Self.summary(dir.path("summary.json"))
         #expect(summary["container"] as? String == "rtp")
         #expect(summary["segments"] as? [String] == [])
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).sorted() == ["received.md5", "summary.json"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == ["summary.json"])
 
         let refused = try Tools.vtrecord(["--test-pattern", "--size", "160x120", "--frames", "30",
-                                          "-o", "srt://127.0.0.1:\(Self.freePort(udp: true))?connect_timeout=500"],
+                                          "-o", "srt://127.0.0.1:\(LoopbackPort.free(udp: true))?connect_timeout=500"],
                                          cwd: dir.url)
         #expect(refused.status == 5, "\(refused.stderr)")
         #expect(refused.stderr.contains("cannot connect") || refused.stderr.contains("no answer"), "\(refused.stderr)")
@@ -198,7 +125,7 @@ import Testing
     /// frame and exits 0.
     @Test func aRefusedConnectionDoesNotStopTheRecording() throws {
         let dir = try TemporaryDirectory()
-        let port = Self.freePort(udp: false)
+        let port = LoopbackPort.free(udp: false)
         let r = try Tools.vtrecord(["--test-pattern", "--realtime", "drop", "--size", "160x120", "--duration", "3s",
                                     "-o", "local.mp4", "-o", "rtsp://127.0.0.1:\(port)/cam",
                                     "--json-summary", "summary.json"], cwd: dir.url)
@@ -221,17 +148,8 @@ import Testing
     /// port nobody reads) ends the run within a second, the recording finished.
     @Test func aStopEndsTheRunWhileAStreamIsStillConnecting() throws {
         let dir = try TemporaryDirectory()
-        let silent = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        let (silent, port) = LoopbackPort.bound(udp: true)
         defer { close(silent) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(silent, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(silent, $0, &length) }
-        }
-        let port = Int(UInt16(bigEndian: address.sin_port))
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Tools.vtrecord)
         process.arguments = ["--test-pattern", "--realtime", "drop", "--size", "160x120", "-o", "local.mp4",

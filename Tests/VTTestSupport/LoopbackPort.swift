@@ -10,9 +10,16 @@ public enum LoopbackPort {
     /// port 0, and the socket is closed before this returns. Another program may take it in
     /// between; a receiver that then cannot bind exits, and its wait for `isBound` says so.
     public static func free(udp: Bool) -> Int {
+        let (descriptor, port) = bound(udp: udp)
+        close(descriptor)
+        return port
+    }
+
+    /// A socket bound to a free port on 127.0.0.1, and the port: kept open, it holds the port
+    /// (a UDP socket that nobody reads is an address that never answers). The caller closes it.
+    public static func bound(udp: Bool) -> (descriptor: Int32, port: Int) {
         let descriptor = socket(AF_INET, Int32(udp ? SOCK_DGRAM.rawValue : SOCK_STREAM.rawValue), 0)
         precondition(descriptor >= 0, "socket: \(String(cString: strerror(errno)))")
-        defer { close(descriptor) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr = in_addr(s_addr: in_addr_t(0x7f00_0001).bigEndian)
@@ -24,7 +31,7 @@ public enum LoopbackPort {
             }
         }
         precondition(bound, "binding 127.0.0.1:0: \(String(cString: strerror(errno)))")
-        return Int(UInt16(bigEndian: address.sin_port))
+        return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
     }
 
     /// True when process `pid` holds a socket bound to `port`: for TCP one that listens, for
