@@ -178,7 +178,7 @@ extension VTRecord {
                 guard !branchSpecs.isEmpty else { return recording }
                 let branches = branchSpecs.enumerated().map { index, spec in
                     Self.branch(spec, index: index + 1, writerSettings: writerSettings, device: deviceName,
-                                preset: presetNames, logger: logger, quiet: output.quiet)
+                                preset: presetNames, live: realTime.isLive, logger: logger, quiet: output.quiet)
                 }
                 return OutputFanOut(recording: recording, branches: branches)
             })
@@ -212,8 +212,9 @@ extension VTRecord {
 
     /// An output beside the recording, on a thread of its own (`vtrecord-out1`, …). Its
     /// notices are printed even with --quiet: an output that fails is an error of its own.
+    /// With a source that is not `live`, a full queue makes the encoder wait rather than drop.
     static func branch(_ spec: OutputSpec, index: Int, writerSettings: AssetWriter.Settings, device: String,
-                       preset: String?, logger: Logging.Logger, quiet: Bool) -> OutputBranch {
+                       preset: String?, live: Bool, logger: Logging.Logger, quiet: Bool) -> OutputBranch {
         let interrupt = NetworkInterrupt()
         let say: @Sendable (String) -> Void = { text in logger.warning("\(text)") }
         if !quiet { logger.notice("also writing to \(spec.name)") }
@@ -221,7 +222,8 @@ extension VTRecord {
         case .network(let destination):
             let settings = NetworkOutput.Settings(frameRate: writerSettings.frameRate, audio: writerSettings.audio,
                                                   metadata: writerSettings.metadata)
-            return OutputBranch(name: spec.name, threadName: "vtrecord-out\(index)", interrupt: interrupt, say: say) {
+            return OutputBranch(name: spec.name, threadName: "vtrecord-out\(index)", waitsForRoom: !live,
+                                interrupt: interrupt, say: say) {
                 _, format, base throws(OutputError) in
                 let stream = try NetworkOutput(destination: destination, settings: settings, interrupt: interrupt)
                 try stream.connect(format: format, base: base)
@@ -233,7 +235,7 @@ extension VTRecord {
             if settings.container == .h264 { settings.audio = nil }
             let fileSettings = settings
             return OutputBranch(name: spec.name, threadName: "vtrecord-out\(index)", segmentPolicy: spec.segmentPolicy,
-                                interrupt: interrupt, say: say) { attempt, _, _ throws(OutputError) in
+                                waitsForRoom: !live, interrupt: interrupt, say: say) { attempt, _, _ throws(OutputError) in
                 // A file opened again after a failure gets a name of its own: name-1.mp4, …
                 let name = attempt == 0 ? path : OutputOptions.suffixed(path, attempt)
                 let template: OutputTemplate

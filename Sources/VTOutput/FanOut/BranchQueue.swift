@@ -86,11 +86,11 @@ public struct BranchQueue {
             }
             skipping = false
         }
-        guard !fits(packet) else {
+        guard !hasRoom(for: packet) else {
             append(entry)
             return .taken
         }
-        while !fits(packet) {
+        while !hasRoom(for: packet) {
             guard let start = entries.firstIndex(where: { $0.packet.isKeyFrame }) else { break }
             let end = entries[(start + 1)...].firstIndex { $0.packet.isKeyFrame } ?? entries.endIndex
             // The GOP still arriving goes only when the new packet does not start the next.
@@ -99,7 +99,7 @@ public struct BranchQueue {
             entries.removeSubrange(start..<end)
             bytes = entries.reduce(0) { $0 + $1.packet.byteCount }
         }
-        if fits(packet) {
+        if hasRoom(for: packet) {
             append(entry)
             return .overflowed
         }
@@ -154,7 +154,14 @@ public struct BranchQueue {
     /// Something must wait for a keyframe that is not yet waiting.
     mutating func skipToNextKeyFrame() { skipping = true }
 
-    private func fits(_ packet: BranchPacket) -> Bool {
+    /// Whether `packet` fits beside what waits (a packet that must wait for a keyframe fits:
+    /// it is let go anyway).
+    func fits(_ packet: BranchPacket) -> Bool {
+        guard !skipping || packet.isKeyFrame else { return true }
+        return hasRoom(for: packet)
+    }
+
+    private func hasRoom(for packet: BranchPacket) -> Bool {
         guard bytes + packet.byteCount <= limits.bytes else { return false }
         guard case .frame(let newest, _, _, _) = packet,
               let oldest = entries.first(where: { if case .frame = $0.packet { true } else { false } }),

@@ -11,6 +11,11 @@ import VTCore
 ///
 /// A stream (re)opened while the queue holds no keyframe first waits for one, and asks for it
 /// (`takeKeyFrameRequest`), so a receiver can start within a second instead of a GOP.
+///
+/// With a source that is not live (a file, the test pattern without `--realtime`), the encoder
+/// runs as fast as it can and nothing needs to be dropped to keep up: then a full queue makes
+/// the encoder thread wait for room (`waitsForRoom`), as the file's reader waits for the
+/// encoder, and only an output that is down loses packets.
 public final class OutputBranch: Sendable {
     /// Opens the output, for the `attempt`th time (0 first): connected, for a network one,
     /// with its header sent for pictures coded with `format`, times counted from `base`.
@@ -99,11 +104,16 @@ public final class OutputBranch: Sendable {
     private let segmentBytesWritten = Atomic<Int64>(0)
     private let state: Mutex<State>
     private let wake = DispatchSemaphore(value: 0)
+    /// Signalled each time the branch's thread takes a packet, for an encoder waiting for room.
+    private let room = DispatchSemaphore(value: 0)
     private let ended = DispatchSemaphore(value: 0)
+    private let waitsForRoom: Bool
     private let open: Open
     private let interrupt: NetworkInterrupt
     private let say: @Sendable (String) -> Void
 
+    /// The longest the encoder waits for room for one packet, with a source that is not live.
+    static let longestWait = 5.0
     /// Retries wait 1 s, then twice as long each time, up to this.
     static let longestBackoff = 30.0
     /// How long the stream may take at the end of a recording to send what waits.
@@ -112,8 +122,10 @@ public final class OutputBranch: Sendable {
     /// Starts the branch's thread (`threadName`, at most 15 bytes). `interrupt` is the one its
     /// network output waits with; `say` gets its one-line notices.
     public init(name: String, threadName: String, limits: BranchQueue.Limits = .init(), segmentPolicy: SegmentPolicy? = nil,
-                interrupt: NetworkInterrupt, say: @escaping @Sendable (String) -> Void, open: @escaping Open) {
+                waitsForRoom: Bool = false, interrupt: NetworkInterrupt, say: @escaping @Sendable (String) -> Void,
+                open: @escaping Open) {
         self.name = name
+        self.waitsForRoom = waitsForRoom
         self.segmentPolicy = segmentPolicy
         self.open = open
         self.interrupt = interrupt
@@ -126,8 +138,20 @@ public final class OutputBranch: Sendable {
         }
     }
 
-    /// Hands the branch a packet; never waits for its thread. Called by the encoder thread.
+    /// Hands the branch a packet; never waits for its thread unless `waitsForRoom`. Called by
+    /// the encoder thread.
     func offer(_ packet: BranchPacket) {
+        if waitsForRoom {
+            // At most `longestWait` for each packet: an output that takes no data for that long
+            // (a receiver that stopped reading, a listener nobody calls) drops instead, so
+            // neither it nor a stop can hold the encoder for longer.
+            let until = MonotonicClock.nanoseconds() + Int64(Self.longestWait * 1e9)
+            while state.withLock({ $0.accepting && !$0.finishing && !$0.queue.fits(packet) }),
+                  MonotonicClock.nanoseconds() < until {
+                wake.signal()
+                _ = room.wait(timeout: .now() + .milliseconds(100))
+            }
+        }
         let fellBehind: Bool = state.withLock { state in
             if case .frame(let frame, let format, _, _) = packet {
                 state.format = format
@@ -281,6 +305,7 @@ public final class OutputBranch: Sendable {
             let next: (packet: BranchPacket?, finishing: Bool, abandoning: Bool) = state.withLock { state in
                 (state.queue.take(), state.finishing, state.abandoning)
             }
+            if next.packet != nil && waitsForRoom { room.signal() }
             if next.abandoning {
                 output.abandon()
                 return .ended
