@@ -150,23 +150,18 @@ import VTTestSupport
         let dir = try TemporaryDirectory()
         let (silent, port) = LoopbackPort.bound(udp: true)
         defer { close(silent) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Tools.vtrecord)
-        process.arguments = ["--test-pattern", "--realtime", "drop", "--size", "160x120", "-o", "local.mp4",
-                             "-o", "srt://127.0.0.1:\(port)", "--quiet"]
-        process.currentDirectoryURL = dir.url
-        process.standardInput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        Thread.sleep(forTimeInterval: 2)
-        let stopped = Date()
-        process.interrupt()
-        let deadline = stopped.addingTimeInterval(10)
-        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        let took = Date().timeIntervalSince(stopped)
-        if process.isRunning { process.terminate() }
-        #expect(took < 1.0, "the run took \(took) s to end after SIGINT")
-        #expect(process.terminationStatus == 0)
+        let child = try ChildProcess([Tools.vtrecord, "--test-pattern", "--realtime", "drop", "--size", "160x120",
+                                      "-o", dir.path("local.mp4"), "-o", "srt://127.0.0.1:\(port)"],
+                                     environment: ProcessInfo.processInfo.environment)
+        // Recording, with the stream still connecting (it gives up only after 5 s).
+        #expect(child.waitForStandardError(containing: "also writing to"), "\(child.standardErrorSoFar)")
+        Thread.sleep(forTimeInterval: 1.5)
+        let stopped = ContinuousClock.now
+        child.send(SIGINT)
+        let result = child.wait(timeout: .seconds(10))
+        let took = stopped.duration(to: .now)
+        #expect(took < .seconds(1), "the run took \(took) to end after SIGINT")
+        #expect(result.status == 0, "\(result.transcript)")
         let frames = try Self.pictureMD5s(dir.path("local.mp4")).count
         #expect(frames >= 45, "\(frames) frames")
         let mp4 = try Tools.ffprobe(dir.path("local.mp4"), ["-show_entries", "format=format_name"])

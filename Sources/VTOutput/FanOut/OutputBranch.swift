@@ -207,11 +207,12 @@ public final class OutputBranch: Sendable {
     /// The recording ended cleanly: what waits is sent, for at most `finishingTime`, and the
     /// stream is ended. Returns at once; `finish` waits.
     func beginFinishing() {
-        let first: Bool = state.withLock { state in
+        let (first, connected): (Bool, Bool) = state.withLock { state in
             defer { state.finishing = true }
-            return !state.finishing
+            return (!state.finishing, state.report.state == .connected)
         }
-        if first { interrupt.endBy(Self.finishingTime) }
+        // A stream still connecting (or down) has nothing it could send in time: it ends at once.
+        if first { connected ? interrupt.endBy(Self.finishingTime) : interrupt.stop() }
         wake.signal()
     }
 
@@ -258,6 +259,8 @@ public final class OutputBranch: Sendable {
             do {
                 output = try open(attempt, format, base)
             } catch {
+                // Opening was cut short by the end of the recording: nothing to say.
+                if state.withLock({ $0.finishing }) { break }
                 attempt += 1
                 wentDown(error, retryingIn: backoff)
                 guard pause(backoff) else { break }
