@@ -7,7 +7,8 @@ import PackageDescription
 //     ├─▶ VTRecorder (the pipeline: threads, queue, stop, summary)
 //     │     ├─▶ VTCapture (V4L2, Y4M, test pattern; libyuv, libturbojpeg)
 //     │     ├─▶ VTEncoding (x264, VA-API encode) ─▶ VTVAAPI
-//     │     ├─▶ VTOutput (Annex B, MP4, Matroska, MPEG-TS writers, segments) ─▶ VTFFmpeg
+//     │     ├─▶ VTEvents (event clips: pre-roll, triggers, clip writer) ─▶ VTOutput
+//     │     ├─▶ VTOutput (Annex B, MP4, Matroska, MPEG-TS writers, segments, fan-out) ─▶ VTFFmpeg
 //     │     └─▶ VTAudio (ALSA, test tone, AAC/Opus/PCM) ──────────────────────▶ VTFFmpeg
 //     └─▶ VTDecoding (libavcodec decode, verify, thumbnails)
 //           ├─▶ VTReading (AssetReader, MP4Layout: files read back) ─▶ VTFFmpeg
@@ -68,11 +69,12 @@ let package = Package(
         .target(name: "VTAudio",
                 dependencies: ["VTCore", "CALSA", "CAVFormat", "VTFFmpeg",
                                .product(name: "Logging", package: "swift-log")]),
+        .target(name: "VTEvents", dependencies: ["VTCore", "VTOutput"]),
         .target(name: "VTRecorder",
-                dependencies: ["VTCore", "VTCapture", "VTEncoding", "VTOutput", "VTAudio", "CLinux"]),
+                dependencies: ["VTCore", "VTCapture", "VTEncoding", "VTOutput", "VTEvents", "VTAudio", "CLinux"]),
         .executableTarget(name: "vtrecord",
                           dependencies: ["VTRecorder", "VTCore", "VTH264", "VTCapture",
-                                         "VTEncoding", "VTVAAPI", "VTOutput", "VTReading", "VTDecoding", "VTAudio",
+                                         "VTEncoding", "VTVAAPI", "VTOutput", "VTEvents", "VTReading", "VTDecoding", "VTAudio",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser"),
                                          .product(name: "TOMLKit", package: "TOMLKit")],
                           // The shipped presets (presets/*.toml, linked here) are compiled into
@@ -96,6 +98,7 @@ let package = Package(
         .testTarget(name: "VTEncodingTests", dependencies: ["VTEncoding", "VTVAAPI", "VTH264", "VTCore", "VTTestSupport"]),
         .testTarget(name: "VTOutputTests", dependencies: ["VTOutput", "VTEncoding", "VTH264", "VTCore", "VTTestSupport"]),
         .testTarget(name: "VTAudioTests", dependencies: ["VTAudio", "VTCore"]),
+        .testTarget(name: "VTEventsTests", dependencies: ["VTEvents", "VTOutput", "VTCore"]),
         .testTarget(name: "VTRecorderTests", dependencies: ["VTRecorder", "VTCapture", "VTCore", "VTEncoding", "VTOutput", "VTTestSupport"]),
         // Runs the built binary; depends on it so `swift test` builds it first.
         .testTarget(name: "VTRecordCLITests",

@@ -27,12 +27,18 @@ public struct EncodedFrame: Sendable {
     public var isKeyFrame: Bool
     /// The token the picture was given to `encode` with.
     public var token: FrameToken
+    /// CLOCK_MONOTONIC nanoseconds when the picture was captured, for a source with a capture
+    /// clock (a camera): what ties the stream's times to the moment something happened (an
+    /// event asked for now). Set by the recorder; nil from a session and for a file.
+    public var captureTime: Int64?
 
-    public init(data: [UInt8], pts: MediaTime, dts: MediaTime, isKeyFrame: Bool, token: FrameToken) {
+    public init(data: [UInt8], pts: MediaTime, dts: MediaTime, isKeyFrame: Bool, token: FrameToken,
+                captureTime: Int64? = nil) {
         self.data = data
         self.pts = pts
         self.dts = dts
         self.isKeyFrame = isKeyFrame
         self.token = token
+        self.captureTime = captureTime
     }
 }

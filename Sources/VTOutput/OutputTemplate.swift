@@ -25,14 +25,17 @@ public struct OutputTemplate: Sendable, Equatable, CustomStringConvertible {
         public var preset: String?
         /// `{n}`: 0 for the first file.
         public var segment: Int
+        /// `{label}`, in an event clip's template: what the event was called.
+        public var label: String
 
         public init(date: Date, timeZone: TimeZone? = nil, device: String, preset: String? = nil,
-                    segment: Int = 0) {
+                    segment: Int = 0, label: String = "event") {
             self.date = date
             self.timeZone = timeZone
             self.device = device
             self.preset = preset
             self.segment = segment
+            self.label = label
         }
     }
 
@@ -44,6 +47,7 @@ public struct OutputTemplate: Sendable, Equatable, CustomStringConvertible {
         case preset
         /// `{n}`, padded with zeros to `width` digits.
         case segment(width: Int)
+        case label
     }
 
     /// The template as given.
@@ -57,7 +61,16 @@ public struct OutputTemplate: Sendable, Equatable, CustomStringConvertible {
     static let flags = Set("_-0^#")
     static let maxWidth = 64
 
-    public init(_ text: String) throws(OutputTemplateError) {
+    /// `option` names the template in errors; `labels`: `{label}` is a field (event clips).
+    public init(_ text: String, option: String = "-o", labels: Bool = false) throws(OutputTemplateError) {
+        do throws(OutputTemplateError) {
+            try self.init(parsing: text, labels: labels)
+        } catch {
+            throw option == "-o" ? error : .inOption(option, error)
+        }
+    }
+
+    private init(parsing text: String, labels: Bool) throws(OutputTemplateError) {
         self.text = text
         var pieces: [Piece] = []
         var literal = ""
@@ -82,7 +95,7 @@ public struct OutputTemplate: Sendable, Equatable, CustomStringConvertible {
                 let field = rest[..<close]
                 rest = rest[rest.index(after: close)...]
                 flushLiteral()
-                pieces.append(try Self.field(field, template: text))
+                pieces.append(try Self.field(field, template: text, labels: labels))
             default:
                 literal.append(c)
             }
@@ -117,13 +130,14 @@ public struct OutputTemplate: Sendable, Equatable, CustomStringConvertible {
         return spec
     }
 
-    private static func field(_ field: Substring, template: String) throws(OutputTemplateError) -> Piece {
+    private static func field(_ field: Substring, template: String, labels: Bool) throws(OutputTemplateError) -> Piece {
         let parts = field.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
         let name = String(parts[0])
         let format = parts.count > 1 ? String(parts[1]) : nil
         switch (name, format) {
         case ("device", nil): return .device
         case ("preset", nil): return .preset
+        case ("label", nil) where labels: return .label
         case ("n", nil): return .segment(width: 0)
         case ("n", let format?):
             guard format.count >= 2, format.first == "0", format.allSatisfy({ $0.isASCII && $0.isNumber }),
@@ -168,6 +182,8 @@ public struct OutputTemplate: Sendable, Equatable, CustomStringConvertible {
                 name += context.device
             case .preset:
                 name += context.preset ?? "default"
+            case .label:
+                name += context.label
             case .segment(let width):
                 let digits = String(context.segment)
                 name += String(repeating: "0", count: max(0, width - digits.count)) + digits
@@ -235,11 +251,18 @@ public enum OutputTemplateError: ReportableError, Equatable {
     case unclosedField(template: String)
     case unknownConversion(String, template: String)
     case conversionTooWide(String, maximum: Int, template: String)
+    /// One of the above in a template given to another option than `-o`.
+    indirect case inOption(String, OutputTemplateError)
 
     public var exitStatus: ExitStatus { .usage }
 
     public var description: String {
         switch self {
+        case let .inOption(option, .unknownField(name, template)):
+            "\(option) \(template): unknown field {\(name)}: the fields are {device}, {preset}, {label}, {n} and {n:03}"
+        case let .inOption(option, error):
+            // Every other message starts "-o TEMPLATE:".
+            option + String(error.description.dropFirst(2))
         case let .unknownField(name, template):
             "-o \(template): unknown field {\(name)}: the fields are {device}, {preset}, {n} and {n:03}"
         case let .badFieldFormat(field, template) where field.hasPrefix("n:"):

@@ -352,6 +352,7 @@ public final class Recorder {
         var frame = encoded
         if let record = inEncoder.removeValue(forKey: frame.token) {
             frame.pts = record.pts
+            frame.captureTime = record.captureTime
             if let captured = record.captureTime {
                 latency.add(milliseconds: Double(MonotonicClock.nanoseconds() - captured) / 1e6)
             }

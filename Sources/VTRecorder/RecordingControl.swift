@@ -50,8 +50,9 @@ public final class RecordingControl: Sendable {
     }
 
     var isStopRequested: Bool { stopRequested.load(ordering: .acquiring) }
-    var framesCaptured: Int { captured.load(ordering: .acquiring) }
-    var droppedAtQueue: Int { dropped.load(ordering: .acquiring) }
+    /// Frames the source gave so far, and of those the ones dropped at the queue; for any thread.
+    public var framesCaptured: Int { captured.load(ordering: .acquiring) }
+    public var droppedAtQueue: Int { dropped.load(ordering: .acquiring) }
     var longestHandoffMilliseconds: Double { Double(longestHandoff.load(ordering: .acquiring)) / 1e6 }
     var captureFailure: (any Error)? { failure.withLock { $0 } }
 

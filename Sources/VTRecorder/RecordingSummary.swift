@@ -3,6 +3,7 @@ import VTAudio
 import VTCapture
 import VTCore
 import VTEncoding
+import VTEvents
 import VTOutput
 
 /// The `--json-summary` document. `schema` changes only when a field changes meaning or goes
@@ -117,6 +118,8 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
     public var outputs: [Output]
     /// Whether every output beside the recording took every packet (true with none).
     public var outputsKeptUp: Bool
+    /// `--events`: the clips, the requests and what the pre-roll held; absent without it.
+    public var events: EventReport?
     public var stopReason: StopReason
     public var error: String?
     public var settings: Settings?
@@ -132,7 +135,7 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
         case captureHandoffMax = "capture_handoff_ms_max"
         case snapshotsWritten = "snapshots_written", snapshotsSkipped = "snapshots_skipped"
         case snapshotsFailed = "snapshots_failed", audio, speed
-        case framesTruncated = "frames_truncated", outputs, outputsKeptUp = "outputs_kept_up"
+        case framesTruncated = "frames_truncated", outputs, outputsKeptUp = "outputs_kept_up", events
         case stopReason = "stop_reason", error, settings
     }
 

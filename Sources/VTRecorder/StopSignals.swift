@@ -6,7 +6,8 @@ import Glibc
 #endif
 
 /// Turns SIGINT and SIGTERM into a clean stop: the first asks the recording to finish (drain,
-/// flush, close, summary, exit 0), a second aborts at once.
+/// flush, close, summary, exit 0), a second aborts at once. SIGUSR1 asks for an event clip
+/// (`--events`), as often as it comes.
 ///
 /// The signals are blocked in every thread and taken by one thread with sigwait(2), so no
 /// handler runs at an arbitrary point and blocking calls elsewhere are not interrupted.
@@ -25,15 +26,21 @@ public enum StopSignals {
         pthread_sigmask(SIG_BLOCK, &set, nil)
     }
 
-    /// Starts the thread that waits for the signals. `onFirst` gets the signal's name.
+    /// Starts the thread that waits for the signals. `onFirst` gets the signal's name;
+    /// `onEvent` is called for each SIGUSR1.
     public static func start(hangUp: Bool = false, onFirst: @escaping @Sendable (String) -> Void,
-                             onSecond: @escaping @Sendable () -> Never) {
+                             onSecond: @escaping @Sendable () -> Never,
+                             onEvent: @escaping @Sendable () -> Void = {}) {
         Thread.start(named: "vtrecord-sig") {
             var set = stopSignals(hangUp: hangUp)
             var count = 0
             while true {
                 var received: Int32 = 0
                 guard sigwait(&set, &received) == 0 else { continue }
+                if received == SIGUSR1 {
+                    onEvent()
+                    continue
+                }
                 count += 1
                 if count == 1 {
                     onFirst(received == SIGINT ? "SIGINT" : received == SIGHUP ? "SIGHUP" : "SIGTERM")
@@ -49,6 +56,7 @@ public enum StopSignals {
         sigemptyset(&set)
         sigaddset(&set, SIGINT)
         sigaddset(&set, SIGTERM)
+        sigaddset(&set, SIGUSR1)
         if hangUp { sigaddset(&set, SIGHUP) }
         return set
     }

@@ -7,6 +7,7 @@ import VTCore
 import VTDecoding
 import VTEncoding
 import VTH264
+import VTEvents
 import VTOutput
 import VTRecorder
 
@@ -36,6 +37,11 @@ extension VTRecord {
             throw ValidationError("--frames must be at least 1")
         }
         try output.validateOutput()
+        try events.validateEvents(recording: output.recording)
+        if eventsAlone, output.segmentPolicy != nil || output.maxFiles != nil {
+            throw ValidationError("\(output.segmentOptions.isEmpty ? "--max-files" : output.segmentOptions) applies to -o, "
+                                  + "and --events without -o keeps only the clips: add -o for a continuous recording")
+        }
         try sound.validateSound()
         do throws(UsageError) {
             var settings = encoder.settings()
@@ -47,6 +53,9 @@ extension VTRecord {
         }
     }
 
+    /// `--events` without `-o`: only the clips are kept.
+    var eventsAlone: Bool { events.events != nil && output.recording == nil }
+
     func run() throws {
         StopSignals.blockStopSignals()
         let logger = Logging.Logger(label: "vtrecord")
@@ -57,17 +66,35 @@ extension VTRecord {
         // last pictures included) to send the end of the stream, and no longer: a receiver
         // that stopped reading cannot hold the end.
         let recordingInterrupt = NetworkInterrupt()
+        let inbox = EventInbox()
         StopSignals.start(
             onFirst: { [quiet = output.quiet] name in
                 if !quiet { logger.notice("\(name): finishing the recording (send it again to abort)") }
                 recordingInterrupt.endBy(Self.publishedEndingTime)
                 stop.stopCleanly()
             },
-            onSecond: { stop.abortProcess(exitStatus: ExitStatus.aborted.rawValue) })
-        let container = try output.chosenContainer()
+            onSecond: { stop.abortProcess(exitStatus: ExitStatus.aborted.rawValue) },
+            onEvent: { [hasEvents = events.events != nil] in
+                if hasEvents {
+                    inbox.add(EventRequest(source: .signal, kind: .begin(label: nil, duration: 0)))
+                } else {
+                    logger.warning("SIGUSR1 asks for an event clip, and there is no --events: nothing to do")
+                }
+            })
+        let board = ControlBoard()
+        let controlSocket = try events.controlSocket.map { path in
+            try ControlSocket(path: path) { [hasEvents = events.events != nil] line in
+                Self.answer(line, inbox: inbox, hasEvents: hasEvents, board: board)
+            }
+        }
+        defer { controlSocket?.close() }
+        let clipContainer = try events.container()
+        let container = eventsAlone ? clipContainer! : try output.chosenContainer()
         let branchSpecs = try output.branches()
         let destination = try output.recordingDestination()
+        let clipSpec = try eventsAlone ? nil : events.events.map { text throws(UsageError) in try OutputSpec(parsing: text) }
         let streamsWithSound = (destination.map { [OutputSpec(destination: $0)] } ?? []) + branchSpecs
+            + (clipSpec.map { [$0] } ?? [])
         let soundCodec = try sound.audio.map { _ throws(UsageError) in try sound.codec(for: container, alsoFor: streamsWithSound) }
         let timing = input.timing(for: container)
         // The frames the pipeline can hold, which the source's buffer pools are sized for.
@@ -93,6 +120,9 @@ extension VTRecord {
             logger.warning("sample aspect ratio \(stated) does not fit H.264's 16-bit fields: \(coded)")
         }
         settings.fullRange = format.fullRange
+        if let notice = events.fitKeyFrameInterval(&settings, frameRate: format.frameRate), !output.quiet {
+            logger.notice("\(notice)")
+        }
 
         let selection = try EncoderSelection.select(encoder.encoder, vaDevice: encoder.vaDevice, settings: settings,
                                                     width: format.width, height: format.height)
@@ -100,7 +130,7 @@ extension VTRecord {
             for notice in selection.notices { logger.notice("\(notice)") }
         }
 
-        let template = try destination == nil ? output.template() : nil
+        let template = try destination == nil && !eventsAlone ? output.template() : nil
         let inputName = input.input ?? camera?.path ?? "test-pattern"
         let segments = output.segmentPolicy
         let deviceName = Self.deviceName(camera: camera?.path, input: input.input)
@@ -129,6 +159,9 @@ extension VTRecord {
         }
         let progress = output.quiet ? nil : ProgressReporter.forTerminal(frameRate: format.frameRate)
         let presetNames = presets.isEmpty ? nil : presets.map(PresetLibrary.name(of:)).joined(separator: "+")
+        let clips = try Self.eventClips(events, container: clipContainer, writerSettings: writerSettings, device: deviceName,
+                                        preset: presetNames, inbox: inbox, logger: logger, quiet: output.quiet)
+        board.attach(events: clips?.liveReport)
         // What the recording could not do as asked, unless --quiet.
         let notice: @Sendable (String) -> Void = { [quiet = output.quiet] text in if !quiet { logger.notice("\(text)") } }
         let recorder = Recorder(
@@ -172,28 +205,35 @@ extension VTRecord {
                         logger.notice("recording \(source) to \(target)")
                     }
                     recording = writer
+                } else if let clips {
+                    recording = clips
+                    if !output.quiet { logger.notice("keeping event clips of \(source) as \(clips.settings.template)") }
                 } else {
-                    preconditionFailure("a recording is a file or a stream")
+                    preconditionFailure("a recording is a file, a stream or event clips")
                 }
-                guard !branchSpecs.isEmpty else { return recording }
+                let beside: [any MediaOutput] = eventsAlone ? [] : clips.map { [$0] } ?? []
+                guard !branchSpecs.isEmpty || !beside.isEmpty else { return recording }
                 let branches = branchSpecs.enumerated().map { index, spec in
                     Self.branch(spec, index: index + 1, writerSettings: writerSettings, device: deviceName,
                                 preset: presetNames, live: realTime.isLive, logger: logger, quiet: output.quiet)
                 }
-                return OutputFanOut(recording: recording, branches: branches)
+                return OutputFanOut(recording: recording, branches: branches, beside: beside)
             })
         stop.attach(recorder)
+        board.attach(recorder.control)
 
         let result = recorder.run()
+        controlSocket?.close()
         // The name chosen when -o was not given, unless there are several.
-        let outputName = destination?.description ?? output.recording ?? (segments == nil ? result.segments.first : nil)
-            ?? template?.text ?? "-"
-        let summary = RecordingSummary(result: result, input: inputName, output: outputName,
+        let outputName = destination?.description ?? output.recording ?? (eventsAlone ? events.events : nil)
+            ?? (segments == nil ? result.segments.first : nil) ?? template?.text ?? "-"
+        var summary = RecordingSummary(result: result, input: inputName, output: outputName,
                                        container: destination?.scheme.formatName ?? container.rawValue,
                                        format: format, camera: camera?.negotiation,
                                        realTime: realTime)
+        summary.events = clips?.report
         if !output.quiet && result.statistics.framesEncoded > 0 {
-            logger.notice("\(Self.describe(summary, result: result))")
+            logger.notice("\(Self.describe(summary, result: result, clipsOnly: eventsAlone))")
         }
         if let path = output.jsonSummary {
             try writeSummary(summary, to: path)
@@ -327,11 +367,19 @@ extension VTRecord {
         return "\(s.segments.count) files, \(first) … \(last)"
     }
 
-    static func describe(_ s: RecordingSummary, result: RecordingResult) -> String {
+    /// `clipsOnly`: `--events` without `-o`, where what was encoded is not what was kept.
+    static func describe(_ s: RecordingSummary, result: RecordingResult, clipsOnly: Bool = false) -> String {
         let media = Double(s.framesEncoded) / (FrameRate(parsing: s.format.fps)?.framesPerSecond ?? 1)
-        var line = String(format: "wrote %d frames (%.2f s, %d keyframes, %@ bytes, %.2f Mbit/s) to %@ in %.2f s (%.1f fps)",
-                          s.framesEncoded, media, s.keyframes, "\(s.bytes)", Double(s.bitrate) / 1e6,
-                          target(s), s.seconds, s.encodeFPS)
+        var line = String(format: "%@ %d frames (%.2f s, %d keyframes, %@ bytes, %.2f Mbit/s)%@ in %.2f s (%.1f fps)",
+                          clipsOnly ? "encoded" : "wrote", s.framesEncoded, media, s.keyframes, "\(s.bytes)",
+                          Double(s.bitrate) / 1e6, clipsOnly ? "" : " to " + target(s), s.seconds, s.encodeFPS)
+        if let events = s.events {
+            let frames = events.clips.reduce(0) { $0 + $1.frames }
+            line += events.clips.isEmpty ? "; no event clip"
+                : "; \(events.clips.count) event clip\(events.clips.count == 1 ? "" : "s") (\(frames) frames): "
+                    + (events.clips.count <= 3 ? events.clips.map(\.file).joined(separator: ", ")
+                                               : "\(events.clips.first!.file) … \(events.clips.last!.file)")
+        }
         if s.droppedQueue > 0 { line += "; \(s.droppedQueue) frames dropped because the encoder fell behind" }
         if s.droppedDriver > 0 { line += "; \(s.droppedDriver) frames dropped by the camera driver" }
         if s.framesBad > 0 { line += "; \(s.framesBad) damaged frames skipped" }

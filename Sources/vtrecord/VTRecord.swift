@@ -59,12 +59,13 @@ struct VTRecord: ParsableCommand {
     @OptionGroup(title: "Output and stopping") var output: OutputOptions
     @OptionGroup(title: "Encoding") var encoder: EncoderOptions
     @OptionGroup(title: "Sound") var sound: AudioOptions
+    @OptionGroup(title: "Events") var events: EventOptions
 
     /// The groups of recording options, each of which can parse its own options alone (a
     /// preset's values are checked that way).
     static let optionGroups: [(title: String, type: any ParsableArguments.Type)] = [
         ("Input", InputOptions.self), ("Output and stopping", OutputOptions.self), ("Encoding", EncoderOptions.self),
-        ("Sound", AudioOptions.self),
+        ("Sound", AudioOptions.self), ("Events", EventOptions.self),
     ]
 
     /// Whether a command line starts with a subcommand rather than recording options.

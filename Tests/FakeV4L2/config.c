@@ -104,6 +104,26 @@ static void parse_rate_change(const char *text, struct fv_config *config) {
     config->rate_change_frame = frame;
 }
 
+// FAKE_V4L2_SIGNAL_AT=N[,N…]: frame sequences whose DQBUF sends the process SIGUSR1.
+static void parse_signals(const char *text, struct fv_config *config) {
+    static const char *knob = "FAKE_V4L2_SIGNAL_AT";
+    config->signal_count = 0;
+    if (text == NULL || *text == '\0') return;
+    const char *at = text;
+    for (;;) {
+        if (config->signal_count == FV_MAX_SIGNALS) bad_knob(knob, text, "at most 16 frames");
+        char *end;
+        errno = 0;
+        unsigned long frame = strtoul(at, &end, 10);
+        if (end == at || errno != 0 || frame > UINT32_MAX || (*end != ',' && *end != '\0')) {
+            bad_knob(knob, text, "expected frame numbers separated by commas, such as 90,150");
+        }
+        config->signal_at[config->signal_count++] = (uint32_t)frame;
+        if (*end == '\0') return;
+        at = end + 1;
+    }
+}
+
 static const char *default_formats =
     "YUYV:640x480@30/15/5,1280x720@30/15/5,1920x1080@30/15/5;"
     "MJPG:640x480@30/15/5,1280x720@30/15/5,1920x1080@30/15/5;"
@@ -148,6 +168,7 @@ void fv_read_config(struct fv_config *config) {
     config->timestamp_jump_every = (uint32_t)env_unsigned("FAKE_V4L2_TIMESTAMP_JUMP_EVERY", 0, 0, UINT32_MAX);
     config->timestamp_jump_ns = (int64_t)env_unsigned("FAKE_V4L2_TIMESTAMP_JUMP_MS", 500, 1, 3600000) * 1000000;
     fv_parse_pause(getenv("FAKE_V4L2_PAUSE_AT"), config);
+    parse_signals(getenv("FAKE_V4L2_SIGNAL_AT"), config);
     config->pause_ns = (int64_t)env_unsigned("FAKE_V4L2_PAUSE_MS", 1000, 1, 600000) * 1000000;
     config->busy = env_unsigned("FAKE_V4L2_BUSY", 0, 0, 1) == 1;
     config->open_errno = env_errno("FAKE_V4L2_OPEN_ERRNO");

@@ -86,6 +86,9 @@
 //                                  the pause starts and "fake-v4l2: resumed after PHASE" as it
 //                                  ends, so a test can signal the client while it is in that
 //                                  phase. Signals do not cut the pause short. Once per process.
+//   FAKE_V4L2_SIGNAL_AT=N[,N…]     The DQBUF that hands out the frame with sequence N sends the
+//                                  process SIGUSR1 (at most 16 frames): an event at a known
+//                                  frame, as a motion sensor wired to the recorder would give.
 //   FAKE_V4L2_BUSY=1               Another program owns the camera: S_FMT, S_PARM, S_INPUT and
 //                                  REQBUFS fail with EBUSY.
 //   FAKE_V4L2_LOCK_FILE=path       Stream ownership is also held as a flock on this file, so a

@@ -50,6 +50,8 @@ struct fv_format {
     struct fv_size sizes[FV_MAX_SIZES];
 };
 
+#define FV_MAX_SIGNALS 16
+
 struct fv_config {
     char device[PATH_MAX];
     char card[32];
@@ -77,6 +79,8 @@ struct fv_config {
     uint32_t noise;                 // 0: clean pictures
     uint32_t picture_ring;          // 0: every frame painted; N: N pictures made once, in turn
     bool flash;                     // frames on a grid through whole seconds; those flash white
+    uint32_t signal_at[FV_MAX_SIGNALS];   // FAKE_V4L2_SIGNAL_AT: sequences that raise SIGUSR1
+    unsigned signal_count;
     bool trace;
     char report[PATH_MAX];
     char lock_file[PATH_MAX];

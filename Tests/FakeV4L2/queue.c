@@ -4,6 +4,7 @@
 #include "fake_v4l2.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -280,6 +281,12 @@ int fv_dqbuf(int fd, struct fv_handle *handle, struct v4l2_buffer *buffer) {
             describe_buffer(device, index, buffer);
             fv.frames_delivered++;
             fv.last_sequence = buffer->sequence;
+            for (unsigned i = 0; i < fv.config.signal_count; i++) {
+                // The process learns of the frame as it takes it, as from a sensor wired to it.
+                if (fv.config.signal_at[i] == buffer->sequence && kill(getpid(), SIGUSR1) != 0) {
+                    fv_trace("kill(SIGUSR1): %s", strerror(errno));
+                }
+            }
             return 0;
         }
         if (nonblocking(fd)) return -EAGAIN;

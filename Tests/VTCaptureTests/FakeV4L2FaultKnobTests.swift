@@ -38,6 +38,18 @@ struct FakeV4L2FaultKnobTests {
         #expect(zip(deltas, expected).allSatisfy { abs($0 - $1) < 0.01 }, "\(deltas)")
     }
 
+    /// v4l2-ctl does not handle SIGUSR1, so the signal ends it: as it takes frame 5, after
+    /// printing frames 0 to 4 and before printing 5.
+    @Test func theNamedFrameSendsSIGUSR1() throws {
+        let camera = try FakeCamera(knobs: [.signalAt([5])])
+        // With the test thread's blocked signals passed on, v4l2-ctl would never see it.
+        let result = try ChildProcess(["v4l2-ctl", "-d", camera.path, "--stream-mmap=4", "--stream-count=20", "--verbose"],
+                                      environment: camera.environment(), signalsUnblocked: true).wait(timeout: .seconds(30))
+        #expect(result.signal == SIGUSR1, "\(result.transcript)")
+        let text = result.standardOutputText + result.standardError
+        #expect(V4L2CtlText.numbers(after: "seq:", in: text).map { Int($0) } == Array(0..<5), "\(text)")
+    }
+
     @Test func theRateHalvesFromTheGivenFrame() throws {
         let camera = try FakeCamera(knobs: [.rateChange(frame: 4, framesPerSecond: 15)])
         let (deltas, sequences, _) = try Self.stream(camera, frames: 9)

@@ -62,6 +62,8 @@ public final class FakeCamera: Sendable {
         /// second with its lower half white: with the fake microphone's beeps on whole seconds,
         /// what sync is measured by.
         case flash
+        /// The DQBUF that hands out each of these frame sequences sends the process SIGUSR1.
+        case signalAt([Int])
         /// Every call on the device, and each control value set, is logged to standard error.
         case trace
 
@@ -88,6 +90,7 @@ public final class FakeCamera: Sendable {
             case .jpegQuality(let quality): [("FAKE_V4L2_JPEG_QUALITY", "\(quality)")]
             case .noise(let amplitude): [("FAKE_V4L2_NOISE", "\(amplitude)")]
             case .trace: [("FAKE_V4L2_TRACE", "1")]
+            case .signalAt(let frames): [("FAKE_V4L2_SIGNAL_AT", frames.map(String.init).joined(separator: ","))]
             case .pictureRing(let count): [("FAKE_V4L2_PICTURE_RING", "\(count)")]
             case .flash: [("FAKE_V4L2_FLASH", "1")]
             case .timestampBackEvery(let n, let milliseconds):

@@ -5,12 +5,16 @@ import VTCore
 /// own queue (`OutputBranch`), which it only hands packets to. Every access unit and sound
 /// packet is shared with each branch, never copied.
 ///
+/// Outputs `beside` the recording (event clips) are also written on the encoder thread, after
+/// it: they only hand packets to threads of their own, and their failures are their own.
+///
 /// To the recorder it is the recording: its paths, figures and finalization are the
 /// recording's. Keyframes the branches ask for (a stream opened again) are asked of the
 /// encoder at most once a second for all of them together.
 public final class OutputFanOut: MediaOutput {
     public let recording: any MediaOutput
     public let branches: [OutputBranch]
+    public let beside: [any MediaOutput]
     private var format: VideoFormatDescription?
     /// Where each segmented branch's files begin, by the branch's index.
     private var segmenters: [Int: SegmentBoundaries] = [:]
@@ -21,9 +25,10 @@ public final class OutputFanOut: MediaOutput {
     /// The least time between two keyframes asked for branches.
     static let keyFrameSpacing: Int64 = 1_000_000_000
 
-    public init(recording: any MediaOutput, branches: [OutputBranch]) {
+    public init(recording: any MediaOutput, branches: [OutputBranch], beside: [any MediaOutput] = []) {
         self.recording = recording
         self.branches = branches
+        self.beside = beside
         for (index, branch) in branches.enumerated() {
             if let policy = branch.segmentPolicy { segmenters[index] = SegmentBoundaries(policy: policy) }
         }
@@ -41,6 +46,7 @@ public final class OutputFanOut: MediaOutput {
 
     public func requiresKeyFrame(for token: FrameToken, at pts: MediaTime) -> Bool {
         var outputsWant = recording.requiresKeyFrame(for: token, at: pts)
+        for output in beside where output.requiresKeyFrame(for: token, at: pts) { outputsWant = true }
         // Every segmenter sees every frame, in order.
         for index in segmenters.keys {
             if segmenters[index]?.startsSegment(token, at: pts) == true { outputsWant = true }
@@ -56,11 +62,13 @@ public final class OutputFanOut: MediaOutput {
 
     public func writeHeader(_ format: VideoFormatDescription) throws(OutputError) {
         try recording.writeHeader(format)
+        for output in beside { try? output.writeHeader(format) }
         self.format = format
     }
 
     public func write(_ frame: EncodedFrame) throws(OutputError) {
         try recording.write(frame)
+        for output in beside { try? output.write(frame) }
         guard let format else { return }
         let annexB = SharedAnnexB(frame, format: format)
         for (index, branch) in branches.enumerated() {
@@ -72,17 +80,22 @@ public final class OutputFanOut: MediaOutput {
 
     public func writeAudio(_ packet: EncodedAudioPacket) throws(OutputError) {
         try recording.writeAudio(packet)
+        for output in beside { try? output.writeAudio(packet) }
         for branch in branches { branch.offer(.sound(packet)) }
     }
 
     /// The recording is finished first, then each branch is given a moment to send what waits.
     public func finish(keepEmpty: Bool) throws(OutputError) {
-        defer { endBranches(finishing: true) }
+        defer {
+            for output in beside { try? output.finish(keepEmpty: false) }
+            endBranches(finishing: true)
+        }
         try recording.finish(keepEmpty: keepEmpty)
     }
 
     public func abandon() {
         recording.abandon()
+        for output in beside { output.abandon() }
         endBranches(finishing: false)
     }
 

@@ -1,0 +1,311 @@
+import Foundation
+import VTCore
+import VTOutput
+
+/// `--events`: clips of what happened around each event, with the moments before it. The
+/// encoder's packets pass through here on the encoder thread: they are held for the pre-roll
+/// (`PreRollBuffer`), and while a clip is open they go to it too, through the clip writer's
+/// thread (`ClipWriter`), so nothing here waits for a disk.
+///
+/// A clip starts with the newest keyframe at or before the event's time less the pre-roll and
+/// ends before the first keyframe at or after the event's end plus the post-roll; that
+/// keyframe is asked of the encoder, so the end is exact. An event during a clip moves its
+/// end. `--max-clip` cuts a long one at a keyframe (asked for too) and goes on in a new file.
+/// A clip never starts before the last one ended, so clips neither overlap nor leave a gap:
+/// where one ends the next may begin, with the same keyframe.
+///
+/// To the recorder this is an output like any other: standing alone (`--events` without a
+/// continuous `-o`), it is the recording, and its figures are what passed through it.
+public final class EventClips: MediaOutput {
+    public struct Settings: Sendable {
+        public var template: OutputTemplate
+        public var preRoll: Double
+        public var postRoll: Double
+        /// A clip longer than this goes on in a new file, from a keyframe.
+        public var maxClip: Double?
+        /// The most the pre-roll holds, in bytes of encoded pictures and sound.
+        public var heldBytesLimit: Int
+        public var device: String
+        public var preset: String?
+        /// `{n}` of the first clip (after those a previous run left).
+        public var firstNumber: Int
+        /// The sound's rate, when the recording has sound.
+        public var audioSampleRate: Int?
+
+        public init(template: OutputTemplate, preRoll: Double, postRoll: Double, maxClip: Double?,
+                    heldBytesLimit: Int, device: String, preset: String?, firstNumber: Int, audioSampleRate: Int?) {
+            self.template = template
+            self.preRoll = preRoll
+            self.postRoll = postRoll
+            self.maxClip = maxClip
+            self.heldBytesLimit = heldBytesLimit
+            self.device = device
+            self.preset = preset
+            self.firstNumber = firstNumber
+            self.audioSampleRate = audioSampleRate
+        }
+    }
+
+    /// The clip being written.
+    private struct Clip {
+        let index: Int
+        /// Its first keyframe's position in the pre-roll.
+        let position: Int
+        let start: MediaTime
+        /// Where the clip ends: the first keyframe at or after it does not belong to it. nil:
+        /// an event that lasts until it is ended.
+        var end: MediaTime?
+        /// Ends of events that last a while, by the request's source (`event-end` ends them).
+        var lasting: Bool
+        let split: MediaTime?
+        let source: EventRequest.Source
+        let label: String?
+    }
+
+    public let settings: Settings
+    private let inbox: EventInbox
+    private var held: PreRollBuffer
+    private let writer: ClipWriter
+    private var clip: Clip?
+    /// The clip that ended and still takes its sound, up to this sample.
+    private var closing: (index: Int, until: Int64)?
+    /// Where the last clip ended: the position in the pre-roll of the keyframe after it.
+    private var lastEnd: Int?
+    /// The keyframe time last asked of the encoder, so each is asked once.
+    private var keyFrameAsked: MediaTime?
+    private var format: VideoFormatDescription?
+    /// The newest picture written that carried its capture time: how a request's moment maps
+    /// onto the stream's times.
+    private var clock: (pts: MediaTime, captureTime: Int64)?
+    /// The newest picture given to the encoder: the moment of a request for a source without
+    /// a capture clock.
+    private var newestSubmitted: MediaTime?
+    /// Requests that came before any keyframe was held: they wait for one.
+    private var waiting: [EventRequest] = []
+    private var received = OutputStatistics()
+    private let now: @Sendable () -> Date
+    private var ended = false
+
+    /// `open` makes each clip's file (on the writer's thread); `say` gets one-line notices;
+    /// `closed` is told of each clip finished whole, on the writer's thread.
+    public init(settings: Settings, inbox: EventInbox, now: @escaping @Sendable () -> Date = Date.init,
+                open: @escaping @Sendable (_ path: String) throws(OutputError) -> any MediaOutput,
+                say: @escaping @Sendable (String) -> Void,
+                closed: @escaping @Sendable (EventReport.Clip) -> Void = { _ in }) {
+        self.settings = settings
+        self.inbox = inbox
+        self.now = now
+        held = PreRollBuffer(seconds: settings.preRoll, byteLimit: settings.heldBytesLimit)
+        // A clip may fall behind by a whole pre-roll and as much again before it is cut.
+        writer = ClipWriter(backlogLimit: 2 * settings.heldBytesLimit + 16_000_000, open: open, say: say, closed: closed)
+        writer.withReport { $0.heldBytesLimit = settings.heldBytesLimit }
+    }
+
+    deinit { if !ended { writer.abandon() } }
+
+    /// What the clips are and did so far.
+    public var report: EventReport { writer.withReport { $0 } }
+
+    /// The report, for any thread (the control socket's `status`).
+    public var liveReport: @Sendable () -> EventReport {
+        { [writer] in writer.withReport { $0 } }
+    }
+
+    public var paths: [String] { writer.withReport { $0.clips.map(\.file) } }
+    public var statistics: OutputStatistics { received }
+    public var unusedFile: String? { nil }
+
+    public func requiresKeyFrame(for token: FrameToken, at pts: MediaTime) -> Bool {
+        newestSubmitted = pts
+        guard let clip else { return false }
+        let boundary = [clip.end, clip.split].compactMap { $0 }.min()
+        guard let boundary, pts >= boundary, keyFrameAsked != boundary else { return false }
+        keyFrameAsked = boundary
+        return true
+    }
+
+    public func writeHeader(_ format: VideoFormatDescription) throws(OutputError) {
+        self.format = format
+    }
+
+    public func write(_ frame: EncodedFrame) throws(OutputError) {
+        guard let format else { preconditionFailure("a frame before its header") }
+        received.frames += 1
+        received.bytes += Int64(frame.data.count)
+        if frame.isKeyFrame { received.keyFrames += 1 }
+        if let captured = frame.captureTime { clock = (frame.pts, captured) }
+        let position = held.end
+        held.append(.frame(frame, format))
+        // A clip going on takes the picture; one opened now takes everything held, this included.
+        if clip != nil { route(frame, format, at: position) }
+        takeRequests()
+        writer.withReport { report in
+            report.heldBytes = held.bytes
+            report.heldBytesPeak = held.peakBytes
+            report.gopsDroppedForBytes = held.gopsDroppedForBytes
+        }
+    }
+
+    public func writeAudio(_ packet: EncodedAudioPacket) throws(OutputError) {
+        held.append(.sound(packet))
+        route(packet)
+    }
+
+    /// Hands a picture to the clip, first ending it before a keyframe at its end, or cutting it
+    /// there at `--max-clip` and going on in the next.
+    private func route(_ frame: EncodedFrame, _ format: VideoFormatDescription, at position: Int) {
+        guard let current = clip else { return }
+        if frame.isKeyFrame && position != current.position {
+            if let split = current.split, frame.pts >= split, current.end.map({ frame.pts < $0 }) ?? true {
+                close(current, at: frame.pts, position: position)
+                clip = open(at: position, start: frame.pts, end: current.end, lasting: current.lasting,
+                            source: current.source, label: current.label, preRoll: 0, continues: true)
+            } else if let end = current.end, frame.pts >= end {
+                close(current, at: frame.pts, position: position)
+                return
+            }
+        }
+        writer.send(.packet(clip: clip!.index, .frame(frame, format)))
+    }
+
+    /// Hands sound to the clip that ended while the sound before its end is still coming, then
+    /// to the clip going on, from its first picture's time.
+    private func route(_ packet: EncodedAudioPacket) {
+        if let closing {
+            if packet.pts < closing.until {
+                writer.send(.packet(clip: closing.index, .sound(packet)))
+                return
+            }
+            writer.send(.close(clip: closing.index))
+            self.closing = nil
+        }
+        if let clip, packet.pts >= samples(clip.start) {
+            writer.send(.packet(clip: clip.index, .sound(packet)))
+        }
+    }
+
+    public func finish(keepEmpty: Bool) throws(OutputError) {
+        guard !ended else { return }
+        ended = true
+        if let closing { writer.send(.close(clip: closing.index)) }
+        if let clip {
+            writer.send(.close(clip: clip.index))
+            writer.withReport { $0.clips[clip.index].end = held.newest.map { $0.seconds } }
+        }
+        writer.finish()
+    }
+
+    public func abandon() {
+        guard !ended else { return }
+        ended = true
+        writer.abandon()
+    }
+
+    // MARK: clips
+
+    /// Takes the requests that came since the last picture: a clip opened now is sent what
+    /// is held from its keyframe on, the picture just written included.
+    private func takeRequests() {
+        let fresh = inbox.take()
+        if !fresh.isEmpty { writer.withReport { $0.triggers += fresh.count } }
+        let requests = waiting + fresh
+        waiting = []
+        for request in requests {
+            let moment = time(of: request)
+            switch request.kind {
+            case .begin(let label, let duration):
+                let end = duration.map { moment + seconds($0 + settings.postRoll) }
+                if var current = clip {
+                    // The clip goes on to the later end; an event with no end keeps it open.
+                    if current.end != nil {
+                        current.end = end.map { max($0, current.end!) }
+                    }
+                    current.lasting = current.lasting || duration == nil
+                    clip = current
+                } else if let start = held.start(for: moment, notBefore: lastEnd) {
+                    let preRoll = max(0, moment.seconds - start.pts.seconds)
+                    clip = open(at: start.position, start: start.pts, end: end, lasting: duration == nil,
+                                source: request.source, label: label, preRoll: preRoll, continues: false)
+                    replay(from: start.position)
+                } else {
+                    waiting.append(request)
+                }
+            case .end:
+                guard var current = clip else { continue }
+                let end = moment + seconds(settings.postRoll)
+                if current.lasting || current.end.map({ end < $0 }) == true {
+                    current.end = end
+                    current.lasting = false
+                    clip = current
+                }
+            }
+        }
+    }
+
+    /// Opens a clip that starts with the keyframe at `position` in the pre-roll.
+    private func open(at position: Int, start: MediaTime, end: MediaTime?, lasting: Bool,
+                       source: EventRequest.Source, label: String?, preRoll: Double, continues: Bool) -> Clip {
+        let index = writer.withReport { $0.clips.count }
+        let ago = max(0, (newestSubmitted ?? start).seconds - start.seconds)
+        let path = settings.template.expand(.init(date: now().addingTimeInterval(-ago), device: settings.device,
+                                                  preset: settings.preset, segment: settings.firstNumber + index,
+                                                  label: label ?? source.rawValue))
+        writer.withReport { report in
+            report.clips.append(EventReport.Clip(file: path, state: .recording, trigger: source, label: label,
+                                                 start: start.seconds, end: nil,
+                                                 preRoll: (preRoll * 1000).rounded() / 1000, continues: continues))
+        }
+        writer.send(.open(clip: index, path: path))
+        return Clip(index: index, position: position, start: start, end: end, lasting: lasting,
+                    split: settings.maxClip.map { start + seconds($0) }, source: source, label: label)
+    }
+
+    /// Sends the clip just opened what is held from `position` on, in the order it came, as if
+    /// it came now: a pre-roll longer than `--max-clip` is cut as a live clip would be.
+    private func replay(from position: Int) {
+        guard let first = clip else { return }
+        // Sound from before the clip's start went to the clip before, if any, as it came.
+        let from = samples(first.start)
+        var at = position
+        for packet in held.packets(from: position) {
+            switch packet {
+            case .frame(let frame, let format): route(frame, format, at: at)
+            case .sound(let sound): if sound.pts >= from { route(sound) }
+            }
+            at += 1
+        }
+    }
+
+    /// Ends `current` before the keyframe at `position` (presentation time `end`); with
+    /// sound, it takes the sound up to that time first.
+    private func close(_ current: Clip, at end: MediaTime, position: Int) {
+        writer.withReport { $0.clips[current.index].end = end.seconds }
+        if let closing { writer.send(.close(clip: closing.index)) }
+        if settings.audioSampleRate != nil {
+            closing = (current.index, samples(end))
+        } else {
+            closing = nil
+            writer.send(.close(clip: current.index))
+        }
+        clip = nil
+        lastEnd = position
+    }
+
+    /// A request's moment on the stream's clock: through the capture time of the newest
+    /// picture written, or, for a source without one, the newest picture given to the encoder.
+    private func time(of request: EventRequest) -> MediaTime {
+        if let clock {
+            return clock.pts + seconds(Double(request.time - clock.captureTime) / 1e9)
+        }
+        return newestSubmitted ?? held.newest ?? .zero
+    }
+
+    private func seconds(_ value: Double) -> MediaTime {
+        MediaTime(seconds: value, timescale: 1_000_000)
+    }
+
+    private func samples(_ time: MediaTime) -> Int64 {
+        guard let rate = settings.audioSampleRate else { return 0 }
+        return time.ticks(since: .zero, timescale: Int32(rate))
+    }
+}

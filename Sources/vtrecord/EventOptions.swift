@@ -1,0 +1,100 @@
+import ArgumentParser
+import Foundation
+import VTCore
+import VTEncoding
+import VTEvents
+import VTOutput
+
+/// `--events` and what goes with it: clips of what happened, with the moments before.
+struct EventOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("Keep a clip of each event (SIGUSR1, the control socket), from --pre-roll before it to --post-roll after it, in files named by this template: strftime fields, {device}, {preset}, {label} (the event's) and {n} (the clip's number, going on after the files a previous run left). Alone (without -o), only the clips are kept; with -o, beside the continuous recording. The extension chooses the container (.mp4, .mkv, .ts, .h264).", valueName: "template"))
+    var events: String?
+
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("With --events: how much before an event its clip starts (default 5s, at most 120s). The clip starts at the keyframe at or before that; a keyframe interval longer than this is shortened to it.", valueName: "time"), transform: { try TimeValueError.seconds($0) })
+    var preRoll: Double?
+
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("With --events: how long a clip goes on after the last event it holds (default 10s); an event during a clip extends it.", valueName: "time"), transform: { try TimeValueError.seconds($0) })
+    var postRoll: Double?
+
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("With --events: a clip longer than this goes on in a new file, cut at a keyframe (no picture lost or repeated).", valueName: "time"), transform: DurationArgument.parse)
+    var maxClip: DurationArgument?
+
+    @Option(name: .long, help: ArgumentHelp("Take commands on this Unix socket, one a line, each answered with a line of JSON: 'event [LABEL [DURATION|open]]', 'event-end', 'status'.", valueName: "path"))
+    var controlSocket: String?
+
+    static let defaultPreRoll = 5.0
+    static let defaultPostRoll = 10.0
+    static let longestPreRoll = 120.0
+    /// The most the pre-roll holds: 120 s at 8 Mbit/s with sound, and some room.
+    static let heldBytesLimit = 160_000_000
+
+    var preRollSeconds: Double { preRoll ?? Self.defaultPreRoll }
+    var postRollSeconds: Double { postRoll ?? Self.defaultPostRoll }
+
+    /// `--events` as a template (`{label}` allowed).
+    func template() throws(OutputTemplateError) -> OutputTemplate? {
+        try events.map { text throws(OutputTemplateError) in try OutputTemplate(text, option: "--events", labels: true) }
+    }
+
+    /// The clips' container, by the template's extension.
+    func container() throws(UsageError) -> Container? {
+        guard let events else { return nil }
+        return try Container.choose(explicit: nil, path: events)
+    }
+
+    /// Not named validate(): swift-argument-parser would call that on its own.
+    func validateEvents(recording: String?) throws {
+        guard let events else {
+            let given = [preRoll.map { _ in "--pre-roll" }, postRoll.map { _ in "--post-roll" },
+                         maxClip.map { _ in "--max-clip" }].compactMap { $0 }
+            if let first = given.first { throw ValidationError("\(first) applies to event clips: add --events TEMPLATE") }
+            return
+        }
+        if events == "-" {
+            throw ValidationError("--events writes a file for each clip, not standard output: give it a template such as 'event-%Y%m%d-%H%M%S.mp4'")
+        }
+        let template: OutputTemplate
+        do throws(OutputTemplateError) {
+            template = try self.template()!
+        } catch {
+            throw ValidationError(error.description)
+        }
+        if !template.namesEachFile {
+            throw ValidationError("--events \(events): every clip would get the same name: add {n} or the time to the second, e.g. '\(OutputOptions.numbered(events))'")
+        }
+        do throws(UsageError) {
+            _ = try container()
+        } catch {
+            throw ValidationError(error.message.replacingOccurrences(of: "-o ", with: "--events "))
+        }
+        if preRollSeconds > Self.longestPreRoll {
+            throw ValidationError("--pre-roll \(formatSeconds(preRollSeconds)) is longer than vtrecord holds: at most \(Int(Self.longestPreRoll))s")
+        }
+        if let recording, !NetworkDestination.looksLikeURL(recording), recording != "-",
+           URL(fileURLWithPath: recording).standardizedFileURL.path == URL(fileURLWithPath: events).standardizedFileURL.path {
+            throw ValidationError("--events \(events) is also -o: give the clips a template of their own")
+        }
+        if let controlSocket {
+            var status = stat()
+            if lstat(controlSocket, &status) == 0 && status.st_mode & S_IFMT != S_IFSOCK {
+                throw ValidationError("--control-socket \(controlSocket): exists and is not a socket: remove it or give another path")
+            }
+        }
+    }
+
+    /// A keyframe interval longer than the pre-roll would make clips start too early or, at
+    /// worst, a whole interval before: it is shortened to the pre-roll. Returns the notice.
+    func fitKeyFrameInterval(_ settings: inout EncoderSettings, frameRate: FrameRate) -> String? {
+        guard events != nil, preRollSeconds > 0 else { return nil }
+        let frames = settings.keyFrameInterval.frames(at: frameRate)
+        let seconds = Double(frames) / frameRate.framesPerSecond
+        guard seconds > preRollSeconds + 1e-9 else { return nil }
+        let before = settings.keyFrameInterval
+        settings.keyFrameInterval = .seconds(preRollSeconds)
+        return "--keyint \(before) is longer than --pre-roll \(formatSeconds(preRollSeconds)): keyframes come every \(formatSeconds(preRollSeconds)) instead, so each clip starts within its pre-roll"
+    }
+
+    private func formatSeconds(_ seconds: Double) -> String {
+        seconds == seconds.rounded() ? "\(Int(seconds))s" : String(format: "%gs", seconds)
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import Logging
+import Synchronization
+import VTCore
+import VTEvents
+import VTOutput
+import VTRecorder
+
+/// What the control socket's `status` reads, filled in as the recording is made.
+final class ControlBoard: Sendable {
+    private struct Parts {
+        var recording: RecordingControl?
+        var events: (@Sendable () -> EventReport)?
+    }
+
+    private let parts = Mutex(Parts())
+
+    func attach(_ recording: RecordingControl) { parts.withLock { $0.recording = recording } }
+    func attach(events: (@Sendable () -> EventReport)?) { parts.withLock { $0.events = events } }
+
+    var current: (recording: RecordingControl?, events: EventReport?) {
+        let (recording, events) = parts.withLock { ($0.recording, $0.events) }
+        return (recording, events?())
+    }
+}
+
+/// The control socket's `status` answer.
+struct ControlStatus: Encodable {
+    var framesCaptured: Int
+    var droppedQueue: Int
+    var events: EventReport?
+
+    enum CodingKeys: String, CodingKey {
+        case framesCaptured = "frames_captured", droppedQueue = "dropped_queue", events
+    }
+}
+
+extension VTRecord {
+    /// `--events`: the clips, or nil without it. Clips number on from those a previous run left.
+    static func eventClips(_ options: EventOptions, container: Container?, writerSettings: AssetWriter.Settings,
+                           device: String, preset: String?, inbox: EventInbox, logger: Logging.Logger,
+                           quiet: Bool) throws -> EventClips? {
+        guard let template = try options.template(), let container else { return nil }
+        var settings = writerSettings
+        settings.container = container
+        if container == .h264 { settings.audio = nil }
+        let fileSettings = settings
+        let clipSettings = EventClips.Settings(
+            template: template, preRoll: options.preRollSeconds, postRoll: options.postRollSeconds,
+            maxClip: options.maxClip?.seconds, heldBytesLimit: EventOptions.heldBytesLimit, device: device,
+            preset: preset, firstNumber: template.nextNumber(device: device, preset: preset),
+            audioSampleRate: fileSettings.audio?.sampleRate)
+        return EventClips(settings: clipSettings, inbox: inbox,
+                          open: { path throws(OutputError) in try AssetWriter.open(path: path, settings: fileSettings) },
+                          say: { text in logger.warning("\(text)") },
+                          closed: { clip in
+                              if !quiet {
+                                  logger.notice("event clip \(clip.file): \(clip.frames) frames, \(String(format: "%.1f", clip.preRoll)) s before the event")
+                              }
+                          })
+    }
+
+    /// One control socket line's answer: a line of JSON.
+    static func answer(_ line: String, inbox: EventInbox, hasEvents: Bool, board: ControlBoard) -> String {
+        let command: ControlCommand
+        do throws(ControlCommand.ParseError) {
+            command = try ControlCommand.parse(line)
+        } catch {
+            return failure(error.description)
+        }
+        switch command {
+        case .event(let label, let duration):
+            guard hasEvents else { return failure("there is no --events to keep a clip in") }
+            inbox.add(EventRequest(source: .control, kind: .begin(label: label, duration: duration)))
+            return #"{"ok":true}"#
+        case .eventEnd:
+            guard hasEvents else { return failure("there is no --events to keep a clip in") }
+            inbox.add(EventRequest(source: .control, kind: .end))
+            return #"{"ok":true}"#
+        case .status:
+            let (recording, events) = board.current
+            let status = ControlStatus(framesCaptured: recording?.framesCaptured ?? 0,
+                                       droppedQueue: recording?.droppedAtQueue ?? 0, events: events)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            guard let data = try? encoder.encode(status) else { return failure("the status could not be written") }
+            return #"{"ok":true,"status":"# + String(decoding: data, as: UTF8.self) + "}"
+        }
+    }
+
+    private static func failure(_ text: String) -> String {
+        let encoded = (try? JSONEncoder().encode(text)).map { String(decoding: $0, as: UTF8.self) } ?? "\"\""
+        return #"{"ok":false,"error":"# + encoded + "}"
+    }
+}
