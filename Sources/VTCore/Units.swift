@@ -19,7 +19,7 @@ public func parseDecimalQuantity(_ text: String) -> Int64? {
     return Int64(result)
 }
 
-/// Parses a duration: "10s", "1.5s", "500ms", "2m", "1h", "1m30s", or a bare number of seconds.
+/// Parses a duration: "10s", "1.5s", "500ms", "2m", "1h", "7d", "1m30s", or a bare number of seconds.
 public func parseDuration(_ text: String) -> Double? {
     let t = text.trimmingCharacters(in: .whitespaces)
     guard !t.isEmpty else { return nil }
@@ -43,6 +43,7 @@ public func parseDuration(_ text: String) -> Double? {
         }
         guard let value = Double(number) else { return nil }
         switch unit {
+        case "d": total += value * 86_400
         case "h": total += value * 3600
         case "m": total += value * 60
         case "s": total += value

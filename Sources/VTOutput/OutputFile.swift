@@ -62,11 +62,20 @@ public final class OutputFile {
         ownsDescriptor = true
         isRegularFile = !exists || kind == S_IFREG
         createdFile = !exists
+        if isRegularFile { OutputFileRegistry.shared.opened(path) }
     }
 
     deinit {
         // Reached only after `close()` or when the recording already failed.
-        if ownsDescriptor && fd >= 0 { try? closeDescriptor(fd) }
+        if ownsDescriptor && fd >= 0 {
+            try? closeDescriptor(fd)
+            forget()
+        }
+    }
+
+    /// The file is no longer held: retention may have it.
+    private func forget() {
+        if ownsDescriptor && isRegularFile { OutputFileRegistry.shared.closed(path) }
     }
 
     /// A file this output made that holds none of its bytes yet.
@@ -74,14 +83,26 @@ public final class OutputFile {
 
     /// Appends `bytes` with one write(2) (continued after a short write), so a reader or a
     /// crash sees whole units. On failure a regular file is cut back to where it was.
+    ///
+    /// A full disk is first reported to whoever makes room (retention with `--keep-free`): when
+    /// it made some, the unit is written again from where it started.
     public func append(_ bytes: UnsafeRawBufferPointer) throws(OutputError) {
-        do {
-            try writeFully(fd, bytes, descriptor: ownsDescriptor ? .own : .inherited)
-        } catch {
-            // Leave the file ending at its last complete unit.
-            let length = startOffset + off_t(bytesWritten)
-            let cutBack = isRegularFile && (try? systemCall("ftruncate") { ftruncate(fd, length) }) != nil
-            throw self.error(error.errno, cutBack: cutBack)
+        var attempts = 0
+        while true {
+            do {
+                try writeFully(fd, bytes, descriptor: ownsDescriptor ? .own : .inherited)
+                break
+            } catch {
+                // Leave the file ending at its last complete unit.
+                let length = startOffset + off_t(bytesWritten)
+                let cutBack = isRegularFile && (try? systemCall("ftruncate") { ftruncate(fd, length) }) != nil
+                attempts += 1
+                if cutBack, error.errno == ENOSPC || error.errno == EDQUOT, attempts <= 3,
+                   lseek(fd, length, SEEK_SET) == length, OutputFileRegistry.shared.makeRoom(for: path) {
+                    continue
+                }
+                throw self.error(error.errno, cutBack: cutBack)
+            }
         }
         bytesWritten += Int64(bytes.count)
     }
@@ -152,7 +173,10 @@ public final class OutputFile {
     /// errors some file systems only report there.
     public func close() throws(OutputError) {
         guard ownsDescriptor, fd >= 0 else { return }
-        defer { fd = -1 }
+        defer {
+            fd = -1
+            forget()
+        }
         do {
             try closeDescriptor(fd)
         } catch {
@@ -169,6 +193,7 @@ public final class OutputFile {
             // The file is going: whatever close reports about it no longer matters.
             try? closeDescriptor(fd)
             fd = -1
+            forget()
         }
         createdFile = false
         return (try? systemCall("unlink") { unlink(path) }) != nil

@@ -120,6 +120,8 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
     public var outputsKeptUp: Bool
     /// `--events`: the clips, the requests and what the pre-roll held; absent without it.
     public var events: EventReport?
+    /// `--keep-size`, `--keep-free`, `--keep-age`: what was deleted; absent without them.
+    public var retention: RetentionReport?
     public var stopReason: StopReason
     public var error: String?
     public var settings: Settings?
@@ -135,7 +137,7 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
         case captureHandoffMax = "capture_handoff_ms_max"
         case snapshotsWritten = "snapshots_written", snapshotsSkipped = "snapshots_skipped"
         case snapshotsFailed = "snapshots_failed", audio, speed
-        case framesTruncated = "frames_truncated", outputs, outputsKeptUp = "outputs_kept_up", events
+        case framesTruncated = "frames_truncated", outputs, outputsKeptUp = "outputs_kept_up", events, retention
         case stopReason = "stop_reason", error, settings
     }
 

@@ -38,6 +38,7 @@ extension VTRecord {
         }
         try output.validateOutput()
         try events.validateEvents(recording: output.recording)
+        try retention.validateRetention(recording: output.recording, events: events.events, eventsAlone: eventsAlone)
         if eventsAlone, output.segmentPolicy != nil || output.maxFiles != nil {
             throw ValidationError("\(output.segmentOptions.isEmpty ? "--max-files" : output.segmentOptions) applies to -o, "
                                   + "and --events without -o keeps only the clips: add -o for a continuous recording")
@@ -162,6 +163,11 @@ extension VTRecord {
         let clips = try Self.eventClips(events, container: clipContainer, writerSettings: writerSettings, device: deviceName,
                                         preset: presetNames, inbox: inbox, logger: logger, quiet: output.quiet)
         board.attach(events: clips?.liveReport)
+        let rules = retention.rules(recording: template, clips: clips?.settings.template, device: deviceName,
+                                    preset: presetNames)
+        let janitor = retention.isEmpty || rules.isEmpty ? nil
+            : RetentionJanitor(rules: rules, keepFree: retention.keepFree?.target,
+                               say: { [quiet = output.quiet] text in if !quiet { logger.notice("\(text)") } })
         // What the recording could not do as asked, unless --quiet.
         let notice: @Sendable (String) -> Void = { [quiet = output.quiet] text in if !quiet { logger.notice("\(text)") } }
         let recorder = Recorder(
@@ -222,7 +228,10 @@ extension VTRecord {
         stop.attach(recorder)
         board.attach(recorder.control)
 
+        // Before the first file: what earlier runs left is brought within bounds first.
+        janitor?.start()
         let result = recorder.run()
+        janitor?.stop()
         controlSocket?.close()
         // The name chosen when -o was not given, unless there are several.
         let outputName = destination?.description ?? output.recording ?? (eventsAlone ? events.events : nil)
@@ -232,6 +241,7 @@ extension VTRecord {
                                        format: format, camera: camera?.negotiation,
                                        realTime: realTime)
         summary.events = clips?.report
+        summary.retention = janitor?.report
         if !output.quiet && result.statistics.framesEncoded > 0 {
             logger.notice("\(Self.describe(summary, result: result, clipsOnly: eventsAlone))")
         }

@@ -60,12 +60,14 @@ struct VTRecord: ParsableCommand {
     @OptionGroup(title: "Encoding") var encoder: EncoderOptions
     @OptionGroup(title: "Sound") var sound: AudioOptions
     @OptionGroup(title: "Events") var events: EventOptions
+    @OptionGroup(title: "Keeping files") var retention: RetentionOptions
 
     /// The groups of recording options, each of which can parse its own options alone (a
     /// preset's values are checked that way).
     static let optionGroups: [(title: String, type: any ParsableArguments.Type)] = [
         ("Input", InputOptions.self), ("Output and stopping", OutputOptions.self), ("Encoding", EncoderOptions.self),
         ("Sound", AudioOptions.self), ("Events", EventOptions.self),
+        ("Keeping files", RetentionOptions.self),
     ]
 
     /// Whether a command line starts with a subcommand rather than recording options.
