@@ -31,9 +31,13 @@ public final class EventClips: MediaOutput {
         public var firstNumber: Int
         /// The sound's rate, when the recording has sound.
         public var audioSampleRate: Int?
+        /// `--on-event`: a shell command run for each clip finished (`ClipHook`).
+        public var onEvent: String?
 
         public init(template: OutputTemplate, preRoll: Double, postRoll: Double, maxClip: Double?,
-                    heldBytesLimit: Int, device: String, preset: String?, firstNumber: Int, audioSampleRate: Int?) {
+                    heldBytesLimit: Int, device: String, preset: String?, firstNumber: Int, audioSampleRate: Int?,
+                    onEvent: String? = nil) {
+            self.onEvent = onEvent
             self.template = template
             self.preRoll = preRoll
             self.postRoll = postRoll
@@ -63,6 +67,7 @@ public final class EventClips: MediaOutput {
     }
 
     public let settings: Settings
+    private let hook: ClipHook?
     private let inbox: EventInbox
     private var held: PreRollBuffer
     private let writer: ClipWriter
@@ -96,19 +101,32 @@ public final class EventClips: MediaOutput {
         self.inbox = inbox
         self.now = now
         held = PreRollBuffer(seconds: settings.preRoll, byteLimit: settings.heldBytesLimit)
+        let hook = settings.onEvent.map { ClipHook(command: $0, say: say) }
+        self.hook = hook
         // A clip may fall behind by a whole pre-roll and as much again before it is cut.
-        writer = ClipWriter(backlogLimit: 2 * settings.heldBytesLimit + 16_000_000, open: open, say: say, closed: closed)
+        writer = ClipWriter(backlogLimit: 2 * settings.heldBytesLimit + 16_000_000, open: open, say: say,
+                            closed: { clip in
+                                closed(clip)
+                                hook?.run(for: clip)
+                            })
         writer.withReport { $0.heldBytesLimit = settings.heldBytesLimit }
     }
 
     deinit { if !ended { writer.abandon() } }
 
     /// What the clips are and did so far.
-    public var report: EventReport { writer.withReport { $0 } }
+    public var report: EventReport { liveReport() }
 
     /// The report, for any thread (the control socket's `status`).
     public var liveReport: @Sendable () -> EventReport {
-        { [writer] in writer.withReport { $0 } }
+        { [writer, hook] in
+            var report = writer.withReport { $0 }
+            if let figures = hook?.figures {
+                report.hooksRun = figures.run
+                report.hooksFailed = figures.failed
+            }
+            return report
+        }
     }
 
     public var paths: [String] { writer.withReport { $0.clips.map(\.file) } }

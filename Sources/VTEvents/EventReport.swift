@@ -47,12 +47,16 @@ public struct EventReport: Codable, Sendable, Equatable {
     public var gopsDroppedForBytes = 0
     /// Packets a clip lost because its file fell too far behind.
     public var packetsDropped = 0
+    /// `--on-event`: commands started, and those that failed (exited other than 0, ended by a
+    /// signal, could not start); absent without it.
+    public var hooksRun: Int?
+    public var hooksFailed: Int?
 
     public init() {}
 
     enum CodingKeys: String, CodingKey {
         case clips, triggers, heldBytes = "held_bytes", heldBytesPeak = "held_bytes_peak"
         case heldBytesLimit = "held_bytes_limit", gopsDroppedForBytes = "gops_dropped_for_bytes"
-        case packetsDropped = "packets_dropped"
+        case packetsDropped = "packets_dropped", hooksRun = "hooks_run", hooksFailed = "hooks_failed"
     }
 }

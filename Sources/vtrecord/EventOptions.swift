@@ -19,6 +19,9 @@ struct EventOptions: ParsableArguments {
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("With --events: a clip longer than this goes on in a new file, cut at a keyframe (no picture lost or repeated).", valueName: "time"), transform: DurationArgument.parse)
     var maxClip: DurationArgument?
 
+    @Option(name: .long, help: ArgumentHelp("With --events: run this shell command for each clip once it is finished, for uploads and notifications, with VTRECORD_CLIP_FILE, _START, _END, _TRIGGER, _LABEL, _FRAMES, _PRE_ROLL and _CONTINUES in its environment; the recording never waits for it.", valueName: "command"))
+    var onEvent: String?
+
     @Option(name: .long, help: ArgumentHelp("Take commands on this Unix socket, one a line, each answered with a line of JSON: 'event [LABEL [DURATION|open]]', 'event-end', 'status'.", valueName: "path"))
     var controlSocket: String?
 
@@ -46,7 +49,7 @@ struct EventOptions: ParsableArguments {
     func validateEvents(recording: String?) throws {
         guard let events else {
             let given = [preRoll.map { _ in "--pre-roll" }, postRoll.map { _ in "--post-roll" },
-                         maxClip.map { _ in "--max-clip" }].compactMap { $0 }
+                         maxClip.map { _ in "--max-clip" }, onEvent.map { _ in "--on-event" }].compactMap { $0 }
             if let first = given.first { throw ValidationError("\(first) applies to event clips: add --events TEMPLATE") }
             return
         }

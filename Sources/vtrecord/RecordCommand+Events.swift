@@ -49,7 +49,7 @@ extension VTRecord {
             template: template, preRoll: options.preRollSeconds, postRoll: options.postRollSeconds,
             maxClip: options.maxClip?.seconds, heldBytesLimit: EventOptions.heldBytesLimit, device: device,
             preset: preset, firstNumber: template.nextNumber(device: device, preset: preset),
-            audioSampleRate: fileSettings.audio?.sampleRate)
+            audioSampleRate: fileSettings.audio?.sampleRate, onEvent: options.onEvent)
         return EventClips(settings: clipSettings, inbox: inbox,
                           open: { path throws(OutputError) in try AssetWriter.open(path: path, settings: fileSettings) },
                           say: { text in logger.warning("\(text)") },

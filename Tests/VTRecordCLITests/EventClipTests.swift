@@ -46,8 +46,10 @@ import Glibc
     /// keyframe at or before frame 60 through frame 180, once each, and not much more.
     @Test func aSignalKeepsThePreRollAndThePostRoll() throws {
         let camera = try FakeCamera(knobs: [.signalAt([120])])
+        // The hook leaves what it was told beside the clip, then fails.
         let (r, summary) = try Self.record(camera, frames: 270, ["--events", camera.file("clip-{n}.mp4"),
-                                                                  "--pre-roll", "2s", "--post-roll", "2s"])
+                                                                  "--pre-roll", "2s", "--post-roll", "2s",
+                                                                  "--on-event", #"env | grep ^VTRECORD_CLIP_ > "$VTRECORD_CLIP_FILE.env"; exit 3"#])
         try #require(r.status == 0, "\(r.stderr)")
         #expect(summary["dropped_queue"] as? Int == 0, "\(summary)")
         let clips = Self.clips(summary)
@@ -65,6 +67,21 @@ import Glibc
         // Only the clip is kept: no recording of its own.
         let files = try FileManager.default.contentsOfDirectory(atPath: camera.directory.path)
         #expect(files.filter { $0.hasSuffix(".mp4") || $0.hasSuffix(".h264") } == ["clip-0.mp4"], "\(files)")
+        // The clip ended at frame 181 of 270: its hook ran while the recording went on.
+        let told = try String(contentsOfFile: camera.file("clip-0.mp4.env"), encoding: .utf8)
+        let environment = Dictionary(uniqueKeysWithValues: told.split(separator: "\n").map {
+            let parts = $0.split(separator: "=", maxSplits: 1)
+            return (String(parts[0]), parts.count > 1 ? String(parts[1]) : "")
+        })
+        #expect(environment["VTRECORD_CLIP_FILE"] == camera.file("clip-0.mp4"))
+        #expect(environment["VTRECORD_CLIP_TRIGGER"] == "signal" && environment["VTRECORD_CLIP_LABEL"] == "")
+        #expect(environment["VTRECORD_CLIP_FRAMES"] == "\(frames.count)")
+        let start = try #require(environment["VTRECORD_CLIP_START"].flatMap(Double.init))
+        let end = try #require(environment["VTRECORD_CLIP_END"].flatMap(Double.init))
+        #expect(abs(end - start - Double(frames.count) / Double(Self.rate)) < 0.05, "\(start) … \(end)")
+        let events = try #require(summary["events"] as? [String: Any])
+        #expect(events["hooks_run"] as? Int == 1 && events["hooks_failed"] as? Int == 1, "\(events)")
+        #expect(r.stderr.contains("exited with 3"), "\(r.stderr)")
     }
 
     /// A second event during a clip extends it: one clip, through 2 s after the second.
