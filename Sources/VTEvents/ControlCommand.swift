@@ -6,10 +6,12 @@ import VTCore
 ///     event [LABEL [DURATION]]   an event now: a moment (as SIGUSR1), or lasting DURATION
 ///                                (10s, 1m), or `open` until event-end; LABEL '-' for none
 ///     event-end                  ends the events that last until ended (and shortens others)
+///     snapshot PATH              a JPEG of the next picture, written whole to PATH
 ///     status                     the recording's figures and the events so far
 public enum ControlCommand: Sendable, Equatable {
     case event(label: String?, duration: Double?)
     case eventEnd
+    case snapshot(path: String)
     case status
 
     /// Why a line is not a command, as the answer says it.
@@ -17,7 +19,7 @@ public enum ControlCommand: Sendable, Equatable {
         public let description: String
     }
 
-    public static let usage = "commands: event [LABEL [DURATION|open]], event-end, status"
+    public static let usage = "commands: event [LABEL [DURATION|open]], event-end, snapshot PATH, status"
 
     public static func parse(_ line: String) throws(ParseError) -> ControlCommand {
         let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
@@ -38,6 +40,12 @@ public enum ControlCommand: Sendable, Equatable {
                 throw ParseError(description: "duration \(words[2]): give a time such as 30s or 2m (at most a day), or open")
             }
             return .event(label: label, duration: seconds)
+        case "snapshot":
+            // The rest of the line is the path, spaces and all.
+            let path = line.trimmingCharacters(in: .whitespaces).dropFirst("snapshot".count)
+                .trimmingCharacters(in: .whitespaces)
+            guard !path.isEmpty, path != "-" else { throw ParseError(description: "snapshot takes the path of a file to write") }
+            return .snapshot(path: path)
         case "event-end", "status":
             guard words.count == 1 else { throw ParseError(description: "\(name) takes nothing more") }
             return name == "status" ? .status : .eventEnd

@@ -14,6 +14,10 @@ import VTCore
 /// here (`PipelineDepth.holdsStill`). A still that comes due while the one before is still
 /// being made is skipped and counted, so a slow disk costs stills, never frames. The still
 /// thread runs below the encoder's priority: on a busy machine the recording comes first.
+///
+/// A still can also be asked for (`request`, the control socket's `snapshot PATH`): the next
+/// frame offered while the still thread is free is taken for it, and the asker is answered
+/// once it is written. A taker made with `requestsOnly` makes no other stills.
 public final class StillTaker: Sendable {
     /// Makes and writes one still from a picture; throws to have the failure counted.
     public typealias Take = @Sendable (PixelBuffer) throws -> Void
@@ -28,8 +32,18 @@ public final class StillTaker: Sendable {
         public var failed = 0
     }
 
+    /// A still asked for: how to make it, and who waits for the outcome.
+    private struct Request: Sendable {
+        let take: Take
+        let answer: @Sendable ((any Error)?) -> Void
+    }
+
     private struct Slot: ~Copyable {
         var pending: CapturedFrame?
+        /// Whether the pending frame makes the periodic still, and the requests it answers.
+        var periodicDue = false
+        var answering: [Request] = []
+        var requested: [Request] = []
         var busy = false
         var finished = false
         /// Presentation time in seconds at or after which the next still is due.
@@ -37,7 +51,8 @@ public final class StillTaker: Sendable {
         var statistics = Statistics()
     }
 
-    private let interval: Double
+    /// nil: stills only when asked for.
+    private let interval: Double?
     private let take: Take
     private let warn: @Sendable (String) -> Void
     private let slot = Mutex(Slot())
@@ -55,6 +70,30 @@ public final class StillTaker: Sendable {
         Thread.start(named: "vtrecord-still") { [self] in run() }
     }
 
+    /// A taker that makes stills only when asked for (`request`).
+    public init(requestsOnly warn: @escaping @Sendable (String) -> Void) {
+        interval = nil
+        take = { _ in }
+        self.warn = warn
+        Thread.start(named: "vtrecord-still") { [self] in run() }
+    }
+
+    /// Asks for a still of the next frame, made by `take`; `answer` is called on the still
+    /// thread once it is written (nil) or failed, or at the end of the recording if no frame
+    /// came first. From any thread.
+    public func request(_ take: @escaping Take, answer: @escaping @Sendable ((any Error)?) -> Void) {
+        let finished = slot.withLock { slot in
+            if !slot.finished { slot.requested.append(Request(take: take, answer: answer)) }
+            return slot.finished
+        }
+        if finished { answer(StillNotTaken()) }
+    }
+
+    /// The recording ended before a frame came for a still asked for.
+    public struct StillNotTaken: Error, CustomStringConvertible {
+        public var description: String { "the recording ended before the next picture" }
+    }
+
     public var statistics: Statistics { slot.withLock { $0.statistics } }
 
     /// From the encoder thread, each frame after it was encoded: kept for a still when one is
@@ -63,13 +102,19 @@ public final class StillTaker: Sendable {
         let seconds = frame.pts.seconds
         var handed: CapturedFrame? = consume frame
         let accepted = slot.withLock { slot -> Bool in
-            guard !slot.finished, seconds >= slot.nextDue else { return false }
-            slot.nextDue = ((seconds / interval).rounded(.down) + 1) * interval
-            if slot.busy {
-                slot.statistics.skipped += 1
-                return false
+            guard !slot.finished else { return false }
+            var periodic = false
+            if let interval, seconds >= slot.nextDue {
+                slot.nextDue = ((seconds / interval).rounded(.down) + 1) * interval
+                periodic = true
+                if slot.busy { slot.statistics.skipped += 1 }
             }
+            // A request waits for the next frame the still thread is free for.
+            guard !slot.busy, periodic || !slot.requested.isEmpty else { return false }
             slot.busy = true
+            slot.periodicDue = periodic
+            slot.answering = slot.requested
+            slot.requested = []
             slot.pending = handed.take()
             return true
         }
@@ -91,15 +136,22 @@ public final class StillTaker: Sendable {
         while true {
             wake.wait()
             var next: CapturedFrame?
-            let finished = slot.withLock { slot -> Bool in
+            let (finished, periodic, answering) = slot.withLock { slot in
                 next = slot.pending.take()
-                return slot.finished
+                return (slot.finished, slot.periodicDue, slot.answering)
             }
             if let frame = next {
-                let failure = still(of: frame)
+                var failure: (any Error)?
+                if periodic { failure = still(of: frame.buffer, take) }
+                for request in answering { request.answer(still(of: frame.buffer, request.take)) }
+                // The frame is let go before the thread waits again.
+                _ = consume frame
                 let failures = slot.withLock { slot -> Int in
                     slot.busy = false
-                    if failure == nil { slot.statistics.written += 1 } else { slot.statistics.failed += 1 }
+                    slot.answering = []
+                    if periodic {
+                        if failure == nil { slot.statistics.written += 1 } else { slot.statistics.failed += 1 }
+                    }
                     return slot.statistics.failed
                 }
                 if let failure, failures <= Self.failuresWarned {
@@ -108,13 +160,19 @@ public final class StillTaker: Sendable {
             }
             if finished { break }
         }
+        // Asked for too late for any frame.
+        let unanswered = slot.withLock { slot in
+            defer { slot.requested = [] }
+            return slot.requested
+        }
+        for request in unanswered { request.answer(StillNotTaken()) }
         done.signal()
     }
 
-    /// Makes the still of one frame, which is let go as soon as it is made.
-    private func still(of frame: consuming CapturedFrame) -> (any Error)? {
+    /// Makes one still of a picture.
+    private func still(of picture: borrowing PixelBuffer, _ take: Take) -> (any Error)? {
         do {
-            try take(frame.buffer)
+            try take(picture)
             return nil
         } catch {
             return error

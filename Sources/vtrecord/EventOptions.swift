@@ -22,7 +22,7 @@ struct EventOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("With --events: run this shell command for each clip once it is finished, for uploads and notifications, with VTRECORD_CLIP_FILE, _START, _END, _TRIGGER, _LABEL, _FRAMES, _PRE_ROLL and _CONTINUES in its environment; the recording never waits for it.", valueName: "command"))
     var onEvent: String?
 
-    @Option(name: .long, help: ArgumentHelp("Take commands on this Unix socket, one a line, each answered with a line of JSON: 'event [LABEL [DURATION|open]]', 'event-end', 'status'.", valueName: "path"))
+    @Option(name: .long, help: ArgumentHelp("Take commands on this Unix socket, one a line, each answered with a line of JSON: 'event [LABEL [DURATION|open]]', 'event-end', 'snapshot PATH' (a JPEG of the next picture), 'status'.", valueName: "path"))
     var controlSocket: String?
 
     static let defaultPreRoll = 5.0

@@ -2,21 +2,28 @@ import Foundation
 import Logging
 import Synchronization
 import VTCore
+import VTDecoding
 import VTEvents
 import VTOutput
 import VTRecorder
 
 /// What the control socket's `status` reads, filled in as the recording is made.
 final class ControlBoard: Sendable {
+    /// Writes a still of the next picture to a path; the error, if it could not.
+    typealias Snapshot = @Sendable (String) -> (any Error)?
+
     private struct Parts {
         var recording: RecordingControl?
         var events: (@Sendable () -> EventReport)?
+        var snapshot: Snapshot?
     }
 
     private let parts = Mutex(Parts())
 
     func attach(_ recording: RecordingControl) { parts.withLock { $0.recording = recording } }
     func attach(events: (@Sendable () -> EventReport)?) { parts.withLock { $0.events = events } }
+    func attach(snapshot: @escaping Snapshot) { parts.withLock { $0.snapshot = snapshot } }
+    var snapshot: Snapshot? { parts.withLock { $0.snapshot } }
 
     var current: (recording: RecordingControl?, events: EventReport?) {
         let (recording, events) = parts.withLock { ($0.recording, $0.events) }
@@ -77,6 +84,13 @@ extension VTRecord {
             guard hasEvents else { return failure("there is no --events to keep a clip in") }
             inbox.add(EventRequest(source: .control, kind: .end))
             return #"{"ok":true}"#
+        case .snapshot(let path):
+            guard let snapshot = board.snapshot else { return failure("the recording has not started yet") }
+            if let error = snapshot(path) {
+                return failure((error as? any ReportableError)?.description ?? "\(error)")
+            }
+            let file = (try? JSONEncoder().encode(OutputFileRegistry.key(path))).map { String(decoding: $0, as: UTF8.self) }
+            return #"{"ok":true,"file":"# + (file ?? "null") + "}"
         case .status:
             let (recording, events) = board.current
             let status = ControlStatus(framesCaptured: recording?.framesCaptured ?? 0,
@@ -86,6 +100,37 @@ extension VTRecord {
             guard let data = try? encoder.encode(status) else { return failure("the status could not be written") }
             return #"{"ok":true,"status":"# + String(decoding: data, as: UTF8.self) + "}"
         }
+    }
+
+    /// How long `snapshot PATH` waits for its still: the next picture, a JPEG and a write.
+    static let snapshotWait = 5.0
+
+    /// The control socket's `snapshot PATH`: a still of the next picture, written whole (a
+    /// hidden file renamed over PATH), waited for at most `snapshotWait`.
+    static func snapshotOnRequest(_ stills: StillTaker, fullRange: Bool) -> ControlBoard.Snapshot {
+        { path in
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+                return OutputError.isDirectory(path: path)
+            }
+            let done = DispatchSemaphore(value: 0)
+            let outcome = Mutex<(any Error)?>(nil)
+            stills.request({ picture in
+                let bytes = try Pictures.still(picture, fullRange: fullRange, quality: snapshotQuality)
+                try writeFileAtomically(path: path, bytes: bytes, replace: true)
+            }, answer: { error in
+                outcome.withLock { $0 = error }
+                done.signal()
+            })
+            guard done.wait(timeout: .now() + .milliseconds(Int(snapshotWait * 1000))) == .success else {
+                return StillTimedOut()
+            }
+            return outcome.withLock { $0 }
+        }
+    }
+
+    struct StillTimedOut: Error, CustomStringConvertible {
+        var description: String { "no picture came within \(Int(VTRecord.snapshotWait)) s" }
     }
 
     private static func failure(_ text: String) -> String {

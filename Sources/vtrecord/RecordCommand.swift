@@ -103,7 +103,8 @@ extension VTRecord {
         // A camera adapts unless told otherwise; a file or the pattern only when told to.
         let realTime = settings.realTime ?? (input.input == nil && !input.testPattern ? .adaptive : .off)
         let depth = PipelineDepth(queue: realTime == .adaptive ? PipelineDepth.adaptiveQueue : PipelineDepth.defaultQueue,
-                                  holdsGridFrame: timing == .cfr, holdsStill: output.snapshot != nil)
+                                  holdsGridFrame: timing == .cfr,
+                                  holdsStill: output.snapshot != nil || events.controlSocket != nil)
         let source: any CaptureSource
         do {
             source = try openSource(depth: depth, live: realTime.isLive, logger: logger)
@@ -154,9 +155,13 @@ extension VTRecord {
         if container == .mp4 && template?.isStandardOutput == true && !output.quiet {
             logger.notice("standard output cannot be finalized: the MP4 stays fragmented")
         }
+        // The control socket's `snapshot PATH` asks the same taker, or one of its own.
         let stills = try output.snapshot.map { path in
             try Self.stillTaker(path: path, interval: output.snapshotInterval!, fullRange: format.fullRange == true,
                                 logger: logger)
+        } ?? events.controlSocket.map { _ in StillTaker(requestsOnly: { text in logger.warning("\(text)") }) }
+        if let stills {
+            board.attach(snapshot: Self.snapshotOnRequest(stills, fullRange: format.fullRange == true))
         }
         let progress = output.quiet ? nil : ProgressReporter.forTerminal(frameRate: format.frameRate)
         let presetNames = presets.isEmpty ? nil : presets.map(PresetLibrary.name(of:)).joined(separator: "+")

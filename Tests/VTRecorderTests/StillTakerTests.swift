@@ -84,4 +84,29 @@ import VTCore
         #expect(warnings.withLock { $0.count } == 1 && warnings.withLock { $0[0].hasPrefix("snapshot not written") })
         #expect(releases.sequences.sorted() == [0, 1, 2])
     }
+
+    /// A still asked for is made of the next frame offered, and its asker answered; frames
+    /// before the request go straight back; one asked for after the end is answered at once.
+    @Test func aStillAskedForIsMadeOfTheNextFrame() {
+        let releases = Releases()
+        let stills = StillTaker(requestsOnly: { _ in Issue.record("no still fails here") })
+        stills.offer(Self.frame(0, at: 0, releases))
+        #expect(releases.sequences == [0], "no still is made unless asked for")
+        let answered = DispatchSemaphore(value: 0)
+        let made = Mutex<[UInt8]>([])
+        stills.request({ picture in made.withLock { $0.append(picture.planes[0].baseAddress[0]) } },
+                       answer: { error in
+                           #expect(error == nil)
+                           answered.signal()
+                       })
+        stills.offer(Self.frame(1, at: 0.1, releases))
+        answered.wait()
+        #expect(made.withLock { $0 } == [1])
+        stills.finish()
+        #expect(releases.sequences.sorted() == [0, 1])
+        #expect(stills.statistics == StillTaker.Statistics())
+        let late = Mutex<(any Error)?>(nil)
+        stills.request({ _ in Issue.record("no frame comes after the end") }, answer: { error in late.withLock { $0 = error } })
+        #expect(late.withLock { $0 } is StillTaker.StillNotTaken)
+    }
 }
