@@ -68,3 +68,11 @@ public func formatDecimalQuantity(_ value: Int64) -> String {
     }
     return "\(value)"
 }
+
+/// A size for people: "812 kB", "4.2 MB", "1.25 GB".
+public func formatByteSize(_ bytes: Int64) -> String {
+    let value = Double(bytes)
+    if value >= 1e9 { return String(format: "%.2f GB", value / 1e9) }
+    if value >= 1e6 { return String(format: "%.1f MB", value / 1e6) }
+    return String(format: "%.0f kB", value / 1e3)
+}

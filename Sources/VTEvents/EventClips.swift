@@ -130,6 +130,15 @@ public final class EventClips: MediaOutput {
     }
 
     public var paths: [String] { writer.withReport { $0.clips.map(\.file) } }
+
+    /// "events: recording clip-3.mp4, 3 kept, held 4.2 MB" or "events: waiting, held 4.2 MB".
+    public var statusNotes: [String] {
+        let (count, current) = writer.withReport { report in
+            (report.clips.count, report.clips.last.flatMap { $0.state == .recording ? $0.file : nil })
+        }
+        let what = current.map { "recording \(URL(fileURLWithPath: $0).lastPathComponent)" } ?? "waiting"
+        return ["events: \(what), \(count) clip\(count == 1 ? "" : "s"), held \(formatByteSize(Int64(held.bytes)))"]
+    }
     public var statistics: OutputStatistics { received }
     public var unusedFile: String? { nil }
 

@@ -274,17 +274,9 @@ public final class RetentionJanitor: Sendable {
             case .size: "over the size kept"
             case .free: "to keep disk space free"
             }
-            say("deleted \(file.path) (\(Self.size(file.bytes)), \(why))"
+            say("deleted \(file.path) (\(formatByteSize(file.bytes)), \(why))"
                 + (count == Self.saidOneByOne ? "; further deletions are counted in the summary" : ""))
         }
-    }
-
-    /// "812 kB", "4.2 MB", "1.25 GB".
-    static func size(_ bytes: Int64) -> String {
-        let value = Double(bytes)
-        if value < 1e6 { return String(format: "%.0f kB", value / 1e3) }
-        if value < 1e9 { return String(format: "%.1f MB", value / 1e6) }
-        return String(format: "%.2f GB", value / 1e9)
     }
 
     /// The file system holding `path`: its device, size and the bytes an unprivileged writer may use.

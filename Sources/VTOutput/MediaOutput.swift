@@ -69,12 +69,17 @@ public protocol MediaOutput: AnyObject {
 
     /// The outputs written beside this one (`OutputFanOut`'s branches): what each did.
     var branchReports: [OutputBranch.Report] { get }
+
+    /// What the output says of itself on the status line, beside the recording's figures
+    /// (event clips: the clip being written, what the pre-roll holds). Read on the encoder thread.
+    var statusNotes: [String] { get }
 }
 
 extension MediaOutput {
     public func requiresKeyFrame(for token: FrameToken, at pts: MediaTime) -> Bool { false }
     public var finalized: Bool? { nil }
     public var branchReports: [OutputBranch.Report] { [] }
+    public var statusNotes: [String] { [] }
 }
 
 /// An output that writes one file (or standard output): what every such writer shares, how a

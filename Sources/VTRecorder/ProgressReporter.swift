@@ -39,6 +39,8 @@ public final class ProgressReporter {
         var speed: String?
         /// The outputs beside the recording.
         var outputs: [OutputBranch.Report] = []
+        /// What other outputs say of themselves (event clips).
+        var notes: [String] = []
     }
 
     /// Redraws the line if half a second has passed; `counters` is only asked for then.
@@ -53,7 +55,7 @@ public final class ProgressReporter {
         let rate = media > 0 ? Double(bytes) * 8 / media / 1e6 : 0
         var line = String(format: "\r\u{1B}[K%.1f s  frame %d  capture %.1f fps  encode %.1f fps  %.2f Mbit/s  %@",
                           wall, count, wall > 0 ? Double(c.captured) / wall : 0, wall > 0 ? Double(count) / wall : 0,
-                          rate, Self.size(bytes))
+                          rate, formatByteSize(bytes))
         if let speed = c.speed { line += "  speed \(speed)" }
         let drops = [("queue", c.droppedQueue), ("driver", c.droppedDriver), ("bad", c.bad)]
             .filter { $0.1 > 0 }.map { "\($0.0) \($0.1)" }
@@ -65,6 +67,7 @@ public final class ProgressReporter {
             line += "  sound: \(c.soundGaps) gaps, \(c.soundOverruns) overruns"
         }
         if !c.outputs.isEmpty { line += "  outputs: " + c.outputs.map(Self.brief).joined(separator: ", ") }
+        for note in c.notes { line += "  " + note }
         writeRaw(line)
         drewSomething = true
     }
@@ -81,13 +84,6 @@ public final class ProgressReporter {
         }
         if output.gopsDropped > 0 { text += " -\(output.gopsDropped) GOPs" }
         return text
-    }
-
-    static func size(_ bytes: Int64) -> String {
-        let value = Double(bytes)
-        if value >= 1e9 { return String(format: "%.2f GB", value / 1e9) }
-        if value >= 1e6 { return String(format: "%.1f MB", value / 1e6) }
-        return String(format: "%.0f kB", value / 1e3)
     }
 
     func finish() {

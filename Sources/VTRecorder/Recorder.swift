@@ -379,6 +379,7 @@ public final class Recorder {
                                          droppedDriver: source.droppedBySource, bad: source.badFrames,
                                          duplicated: framesDuplicated, soundGaps: sound?.gaps ?? 0,
                                          soundOverruns: sound?.overruns ?? 0, soundGone: sound?.gone ?? false,
-                                         speed: speed, outputs: output?.branchReports ?? [])
+                                         speed: speed, outputs: output?.branchReports ?? [],
+                                         notes: output?.statusNotes ?? [])
     }
 }

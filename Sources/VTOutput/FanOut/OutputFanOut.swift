@@ -41,6 +41,8 @@ public final class OutputFanOut: MediaOutput {
     public var unusedFile: String? { recording.unusedFile }
     public var finalized: Bool? { recording.finalized }
 
+    public var statusNotes: [String] { recording.statusNotes + beside.flatMap(\.statusNotes) }
+
     /// What each branch did, in the order given.
     public var branchReports: [OutputBranch.Report] { branches.map(\.report) }
 
