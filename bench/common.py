@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-FAMILIES = ("encode", "overhead", "conversion", "live", "finalize", "decode", "thumbnail", "sound", "publish")
+FAMILIES = ("encode", "overhead", "conversion", "live", "finalize", "decode", "thumbnail", "sound", "publish",
+            "events")
 
 
 @dataclasses.dataclass(frozen=True)

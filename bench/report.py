@@ -164,6 +164,25 @@ def targets(results):
                             f"the encoder (capture → written to the recording, vtrecord's summary): p50 {p50:.1f} / "
                             f"p99 {p99:.1f} ms; UDP straight to a receiver: p50 "
                             f"{delay['udp_direct']['p50_ms']:.1f} / p99 {delay['udp_direct']['p99_ms']:.1f} ms"))
+    events = results.get("events")
+    if events:
+        held = events["memory"]
+        mib = 1024 * 1024
+        found.append(target("pre-roll memory", "≤ 1.1 × held + 5 MiB",
+                            f"{held['rss_cost_bytes'] / mib:.1f} MiB for {held['held_bytes_peak'] / mib:.1f} MiB held",
+                            held["rss_cost_bytes"] <= held["goal_bytes"],
+                            f"peak RSS with --events and a {held['pre_roll_seconds']} s pre-roll − without, 720p30 "
+                            f"CBR {held['bitrate']} with AAC sound (median of {held['runs']} interleaved pair(s): "
+                            + ", ".join(f"{c / mib:.1f}" for c in held["rss_cost_runs"])
+                            + f" MiB), against held_bytes_peak"))
+        trig = events["trigger"]
+        found.append(target("trigger → pre-roll on disk", "≤ 200 ms",
+                            f"{trig['pre_roll_on_disk_ms']:.0f} ms (max {trig['pre_roll_on_disk_ms_max']:.0f})",
+                            trig["pre_roll_on_disk_ms_max"] <= 200,
+                            f"SIGUSR1 → every picture of the {trig['pre_roll_seconds']} s pre-roll in complete MP4 "
+                            f"fragments on disk (file read every 2 ms), median of {len(trig['runs'])} run(s); first "
+                            f"byte {trig['first_byte_ms']:.0f} ms, first picture ffprobe decodes "
+                            f"{trig['playable_ms']:.0f} ms"))
     return found
 
 
@@ -308,6 +327,14 @@ def print_tables(results):
               f"{delay['srt']['p99_ms']:.1f} ms, UDP direct p50 {delay['udp_direct']['p50_ms']:.1f} / p99 "
               f"{delay['udp_direct']['p99_ms']:.1f} ms; encoder (capture → written) p50 "
               f"{delay['encoder_latency_ms_p50']:.1f} / p99 {delay['encoder_latency_ms_p99']:.1f} ms")
+        print()
+    events = results.get("events")
+    if events:
+        held, trig = events["memory"], events["trigger"]
+        print(f"Event clips, 720p30 {held['bitrate']} with sound, {held['pre_roll_seconds']} s pre-roll: held "
+              f"{held['held_bytes_peak'] / 2**20:.1f} MiB, resident memory +{held['rss_cost_bytes'] / 2**20:.1f} MiB; "
+              f"SIGUSR1 → first byte {trig['first_byte_ms']:.0f} ms, pre-roll on disk "
+              f"{trig['pre_roll_on_disk_ms']:.0f} ms, playable {trig['playable_ms']:.0f} ms")
         print()
     print("Targets")
     for t in results["targets"]:

@@ -2,7 +2,7 @@
 """make bench: vtrecord's speed against the tools people would use instead, with numbers from
 one run. Prints a table and writes results.json and results.png (under bench/ by default).
 
-Families (FAMILIES=encode,overhead,conversion,live,finalize,decode,thumbnail,sound,publish picks some):
+Families (FAMILIES=encode,overhead,conversion,live,finalize,decode,thumbnail,sound,publish,events picks some):
   encode      file input, identical x264 settings: vtrecord, x264 CLI, ffmpeg, GStreamer (encode.py)
   overhead    instructions outside libx264, callgrind (overhead.py)
   conversion  YUYV→I420 vs memcpy and MJPEG decode per 1080p picture (conversion.py)
@@ -16,6 +16,9 @@ Families (FAMILIES=encode,overhead,conversion,live,finalize,decode,thumbnail,sou
               and RTMP outputs to loopback receivers: CPU per extra output against ffmpeg -f tee
               (publish.py); capture → arrival at an SRT receiver with --tune zerolatency and SRT
               latency=0, against the encoder's own capture → written (publish_delay.py)
+  events      event clips: the memory a 30 s pre-roll at 8 Mbit/s with sound costs against the bytes
+              it holds, and the time from SIGUSR1 to the pre-roll on disk and to a clip that plays
+              (events.py)
 
 Knobs (environment; make passes its variables): QUICK=1 (1 run, 30 frames, 5 s live, results to
 bench/quick-results.*), RUNS (5), FRAMES (300), DURATION (live seconds, 60), NOISE (camera-like
@@ -35,6 +38,7 @@ import sys
 import conversion
 import decode
 import encode
+import events
 import finalize
 import live
 import media
@@ -96,7 +100,7 @@ def check_tools(knobs):
 FAMILY_KEYS = {"encode": ("encode", "content_cost", "settings_not_identical"), "overhead": ("overhead",),
                "conversion": ("conversion",), "live": ("live", "live_adaptive"), "finalize": ("finalize",),
                "decode": ("decode",), "thumbnail": ("thumbnail",), "sound": ("sound",),
-               "publish": ("publish", "publish_delay")}
+               "publish": ("publish", "publish_delay"), "events": ("events",)}
 
 
 def updated(earlier, fresh, families):
@@ -157,6 +161,8 @@ def main():
         if "publish" in knobs.families:
             results["publish"] = publish.bench(knobs)
             results["publish_delay"] = publish_delay.bench(knobs)
+        if "events" in knobs.families:
+            results["events"] = events.bench(knobs)
     except ToolFailed as failure:
         print(f"bench: {failure}", file=sys.stderr)
         return 1
