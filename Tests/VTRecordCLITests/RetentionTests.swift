@@ -105,13 +105,10 @@ import Glibc
     /// finds it full (the oldest segments go, the continuous recording's before the clips'), and
     /// a segment bigger than what is free makes room as it is written.
     @Test func keepFreeOnASmallFileSystemNeverEndsTheRecording() throws {
-        try #require(getuid() == 0, "mounting a tmpfs for this test needs root")
         let directory = try TemporaryDirectory()
-        let mount = directory.path("disk")
-        try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
-        let mounted = try Tools.run("mount", ["-t", "tmpfs", "-o", "size=12m", "tmpfs", mount])
-        try #require(mounted.status == 0, "\(mounted.stderr)")
-        defer { _ = try? Tools.run("umount", ["-l", mount]) }
+        let disk = try SmallFileSystem(directory.path("disk"), megabytes: 12)
+        defer { disk.unmount() }
+        let mount = disk.path
         let (r, summary) = try Self.record(in: directory, frames: 3000, [
             "--size", "640x480", "--rate-control", "cqp", "--qp", "8",
             "-o", "disk/seg-%H%M%S-{n}.mkv", "--segment-time", "10s", "--keep-free", "500k"])
@@ -130,13 +127,10 @@ import Glibc
 
     /// For free space the continuous recording's files go before the clips, even older clips.
     @Test func freeSpaceTakesTheRecordingsFilesBeforeTheClips() throws {
-        try #require(getuid() == 0, "mounting a tmpfs for this test needs root")
         let directory = try TemporaryDirectory()
-        let mount = directory.path("disk")
-        try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
-        let mounted = try Tools.run("mount", ["-t", "tmpfs", "-o", "size=8m", "tmpfs", mount])
-        try #require(mounted.status == 0, "\(mounted.stderr)")
-        defer { _ = try? Tools.run("umount", ["-l", mount]) }
+        let disk = try SmallFileSystem(directory.path("disk"), megabytes: 8)
+        defer { disk.unmount() }
+        let mount = disk.path
         for n in 0..<3 { try Self.plant(mount + "/clip-\(n).mp4", bytes: 1_200_000, age: Double(10 - n) * 86_400) }
         for n in 0..<3 { try Self.plant(mount + "/seg-0101\(n)0-\(n).mkv", bytes: 1_200_000, age: Double(5 - n) * 3600) }
         let (r, summary) = try Self.record(in: directory, frames: 30, [
@@ -160,10 +154,21 @@ import Glibc
         (["-o", "srt://127.0.0.1:9000", "--keep-free", "10%"], "stream"),
     ])
     func badRetentionOptionsAreRefused(arguments: [String], expected: String) throws {
-        let directory = try TemporaryDirectory()
-        let r = try Tools.run(Tools.vtrecord, ["--test-pattern", "--frames", "1"] + arguments, cwd: directory.url)
-        #expect(r.status == 2, "\(r.stderr)")
-        #expect(r.stderr.contains(expected), "\(r.stderr)")
-        #expect(try Self.files(directory).isEmpty)
+        try Tools.expectRefused(arguments, saying: expected)
     }
+}
+
+/// A tmpfs of a few megabytes mounted for one test (root only); the test unmounts it.
+struct SmallFileSystem {
+    let path: String
+
+    init(_ path: String, megabytes: Int) throws {
+        try #require(getuid() == 0, "mounting a tmpfs for this test needs root")
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        let mounted = try Tools.run("mount", ["-t", "tmpfs", "-o", "size=\(megabytes)m", "tmpfs", path])
+        try #require(mounted.status == 0, "\(mounted.stderr)")
+        self.path = path
+    }
+
+    func unmount() { _ = try? Tools.run("umount", ["-l", path]) }
 }

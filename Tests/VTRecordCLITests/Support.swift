@@ -98,6 +98,19 @@ enum Tools {
     /// last frame types on what has arrived by the flush). With one thread, 16 of 16 alike.
     static let reproducible = ["--threads", "1"]
 
+    /// Runs a test-pattern recording of one frame with `arguments` in a folder of its own and
+    /// expects it refused as bad usage: exit 2, one line saying `expected`, nothing written.
+    static func expectRefused(_ arguments: [String], saying expected: String,
+                              sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let directory = try TemporaryDirectory()
+        let r = try run(vtrecord, ["--test-pattern", "--frames", "1"] + arguments, cwd: directory.url)
+        #expect(r.status == 2, "\(r.stderr)", sourceLocation: sourceLocation)
+        #expect(r.stderr.contains(expected), "\(r.stderr)", sourceLocation: sourceLocation)
+        #expect(r.stderr.split(separator: "\n").count <= 2, "\(r.stderr)", sourceLocation: sourceLocation)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty,
+                sourceLocation: sourceLocation)
+    }
+
     /// Per-frame MD5s of the decoded pictures (`ffmpeg -fps_mode passthrough -f framemd5`).
     static func frameMD5s(_ file: String) throws -> [String] {
         let r = try run("ffmpeg", ["-v", "error", "-i", file, "-fps_mode", "passthrough",
