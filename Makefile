@@ -102,11 +102,12 @@ test: deps
 	$(SWIFT) test --skip-build --filter '$(TEST_QUIET)' || status=1; exit $$status
 
 # Runs too long for make test: sound from a microphone 300 ppm fast and slow beside a camera
-# for 340 s each (about 12 minutes), where uncorrected drift would pass 100 ms; and a slow
-# encoder behind the camera with every --buffers value (make test tries six).
+# for 340 s each (about 12 minutes), where uncorrected drift would pass 100 ms; a slow
+# encoder behind the camera with every --buffers value (make test tries six); and three
+# minutes of a live camera onto a 12 MB tmpfs under --keep-free.
 test-long: deps
 	$(SWIFT) build
-	VTRECORD_LONG=1 $(SWIFT) test --filter 'syncHoldsForMinutesAt300PPM|aSlowHardwareEncoderDropsOnlyAtTheQueueWithEveryBufferCount'
+	VTRECORD_LONG=1 $(SWIFT) test --filter 'syncHoldsForMinutesAt300PPM|aSlowHardwareEncoderDropsOnlyAtTheQueueWithEveryBufferCount|keepFreeHoldsForMinutesOnALiveCamera'
 
 # The test suite under AddressSanitizer, then under ThreadSanitizer, each in a build of its
 # own; the tests that run the binary run the sanitized one. Every report goes to a file under

@@ -5,7 +5,7 @@ import VTCore
 ///
 ///     event [LABEL [DURATION]]   an event now: a moment (as SIGUSR1), or lasting DURATION
 ///                                (10s, 1m), or `open` until event-end; LABEL '-' for none
-///     event-end                  ends the events that last until ended (and shortens others)
+///     event-end                  ends the events begun with `open`
 ///     snapshot PATH              a JPEG of the next picture, written whole to PATH
 ///     status                     the recording's figures and the events so far
 public enum ControlCommand: Sendable, Equatable {

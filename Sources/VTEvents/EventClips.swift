@@ -56,14 +56,17 @@ public final class EventClips: MediaOutput {
         /// Its first keyframe's position in the pre-roll.
         let position: Int
         let start: MediaTime
-        /// Where the clip ends: the first keyframe at or after it does not belong to it. nil:
-        /// an event that lasts until it is ended.
-        var end: MediaTime?
-        /// Ends of events that last a while, by the request's source (`event-end` ends them).
-        var lasting: Bool
+        /// The latest end its events with an end ask for (their time, plus the post-roll).
+        var timedEnd: MediaTime?
+        /// The sources whose events last until they are ended (`event … open`, motion going on).
+        var lasting: Set<EventRequest.Source>
         let split: MediaTime?
         let source: EventRequest.Source
         let label: String?
+
+        /// Where the clip ends: the first keyframe at or after it does not belong to it. nil
+        /// while an event lasts.
+        var end: MediaTime? { lasting.isEmpty ? timedEnd : nil }
     }
 
     public let settings: Settings
@@ -185,7 +188,7 @@ public final class EventClips: MediaOutput {
         if frame.isKeyFrame && position != current.position {
             if let split = current.split, frame.pts >= split, current.end.map({ frame.pts < $0 }) ?? true {
                 close(current, at: frame.pts, position: position)
-                clip = open(at: position, start: frame.pts, end: current.end, lasting: current.lasting,
+                clip = open(at: position, start: frame.pts, timedEnd: current.timedEnd, lasting: current.lasting,
                             source: current.source, label: current.label, preRoll: 0, continues: true)
             } else if let end = current.end, frame.pts >= end {
                 close(current, at: frame.pts, position: position)
@@ -242,35 +245,32 @@ public final class EventClips: MediaOutput {
             switch request.kind {
             case .begin(let label, let duration):
                 let end = duration.map { moment + seconds($0 + settings.postRoll) }
+                let lasting: Set<EventRequest.Source> = duration == nil ? [request.source] : []
                 if var current = clip {
-                    // The clip goes on to the later end; an event with no end keeps it open.
-                    if current.end != nil {
-                        current.end = end.map { max($0, current.end!) }
-                    }
-                    current.lasting = current.lasting || duration == nil
+                    // The clip goes on to the later end, and while any event lasts.
+                    if let end { current.timedEnd = max(end, current.timedEnd ?? end) }
+                    current.lasting.formUnion(lasting)
                     clip = current
                 } else if let start = held.start(for: moment, notBefore: lastEnd) {
                     let preRoll = max(0, moment.seconds - start.pts.seconds)
-                    clip = open(at: start.position, start: start.pts, end: end, lasting: duration == nil,
+                    clip = open(at: start.position, start: start.pts, timedEnd: end, lasting: lasting,
                                 source: request.source, label: label, preRoll: preRoll, continues: false)
                     replay(from: start.position)
                 } else {
                     waiting.append(request)
                 }
             case .end:
-                guard var current = clip else { continue }
+                // Ends what this source began to last; the clip goes on for the post-roll.
+                guard var current = clip, current.lasting.remove(request.source) != nil else { continue }
                 let end = moment + seconds(settings.postRoll)
-                if current.lasting || current.end.map({ end < $0 }) == true {
-                    current.end = end
-                    current.lasting = false
-                    clip = current
-                }
+                current.timedEnd = max(end, current.timedEnd ?? end)
+                clip = current
             }
         }
     }
 
     /// Opens a clip that starts with the keyframe at `position` in the pre-roll.
-    private func open(at position: Int, start: MediaTime, end: MediaTime?, lasting: Bool,
+    private func open(at position: Int, start: MediaTime, timedEnd: MediaTime?, lasting: Set<EventRequest.Source>,
                        source: EventRequest.Source, label: String?, preRoll: Double, continues: Bool) -> Clip {
         let index = writer.withReport { $0.clips.count }
         let ago = max(0, (newestSubmitted ?? start).seconds - start.seconds)
@@ -283,7 +283,7 @@ public final class EventClips: MediaOutput {
                                                  preRoll: (preRoll * 1000).rounded() / 1000, continues: continues))
         }
         writer.send(.open(clip: index, path: path))
-        return Clip(index: index, position: position, start: start, end: end, lasting: lasting,
+        return Clip(index: index, position: position, start: start, timedEnd: timedEnd, lasting: lasting,
                     split: settings.maxClip.map { start + seconds($0) }, source: source, label: label)
     }
 

@@ -15,7 +15,7 @@ public struct EventRequest: Sendable, Equatable {
     public enum Kind: Sendable, Equatable {
         /// An event now, lasting `duration` seconds (0: a moment, as SIGUSR1); nil: until `end`.
         case begin(label: String?, duration: Double?)
-        /// Every event that lasts until it is ended ends now; one with a duration ends early.
+        /// The events this source began to last until ended end now.
         case end
     }
 

@@ -125,6 +125,37 @@ import Glibc
         for name in left { #expect(try Tools.frameMD5s(mount + "/" + name).count == 300, "\(name)") }
     }
 
+    /// `make test-long`: a live camera recording for three minutes onto a 12 MB tmpfs, in 5 s
+    /// segments, with clips from SIGUSR1 beside it, under --keep-free: no error, no frame
+    /// dropped, the disk filled many times over, and what is left plays.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["VTRECORD_LONG"] == "1", "make test-long"))
+    func keepFreeHoldsForMinutesOnALiveCamera() throws {
+        let directory = try TemporaryDirectory()
+        let disk = try SmallFileSystem(directory.path("disk"), megabytes: 12)
+        defer { disk.unmount() }
+        let camera = try FakeCamera(knobs: [.noise(amplitude: 8), .signalAt([600, 2400, 4200])])
+        let summaryPath = directory.path("summary.json")
+        let r = try Tools.run(Tools.vtrecord, [
+            "--device", camera.path, "--format", "nv12", "--size", "640x480", "--speed", "ultrafast",
+            "--rate-control", "cbr", "--bitrate", "2M", "--duration", "180s", "--quiet",
+            "-o", disk.path + "/seg-%H%M%S-{n}.mkv", "--segment-time", "5s",
+            "--events", disk.path + "/clip-{n}.mp4", "--pre-roll", "5s", "--post-roll", "5s",
+            "--keep-free", "1M", "--json-summary", summaryPath], environment: try camera.environment())
+        try #require(r.status == 0, "\(r.stderr)")
+        let summary = try #require(try JSONSerialization.jsonObject(
+            with: Data(contentsOf: URL(fileURLWithPath: summaryPath))) as? [String: Any])
+        #expect(summary["dropped_queue"] as? Int == 0 && summary["dropped_driver"] as? Int == 0, "\(summary)")
+        // 45 MB onto 12 MB; what must stay (the open segment and clip, and the newest finished of
+        // each) is about 7 MB of it.
+        #expect(summary["bytes"] as? Int ?? 0 > 40_000_000, "the disk was not filled many times over")
+        #expect(try Self.retention(summary)["files_deleted"] as? Int ?? 0 >= 10)
+        let clips = (summary["events"] as? [String: Any])?["clips"] as? [[String: Any]] ?? []
+        #expect(clips.count == 3 && clips.allSatisfy { $0["state"] as? String == "finished" }, "\(clips)")
+        for name in try FileManager.default.contentsOfDirectory(atPath: disk.path) {
+            #expect(try Tools.frameMD5s(disk.path + "/" + name).count > 0, "\(name)")
+        }
+    }
+
     /// For free space the continuous recording's files go before the clips, even older clips.
     @Test func freeSpaceTakesTheRecordingsFilesBeforeTheClips() throws {
         let directory = try TemporaryDirectory()
