@@ -234,6 +234,21 @@ import Glibc
         try Tools.expectRefused(arguments, saying: expected)
     }
 
+    /// A keyframe interval longer than the pre-roll would start clips up to a whole interval
+    /// early: it is shortened to the pre-roll, said, and the summary's settings show it.
+    @Test func aKeyframeIntervalLongerThanThePreRollIsShortened() throws {
+        let directory = try TemporaryDirectory()
+        let r = try Tools.run(Tools.vtrecord, ["--test-pattern", "--size", "320x240", "--frames", "90", "--keyint", "4s",
+                                               "--events", "e-{n}.mp4", "--pre-roll", "1s",
+                                               "--json-summary", "s.json"], cwd: directory.url)
+        try #require(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("--keyint 4s is longer than --pre-roll 1s"), "\(r.stderr)")
+        let summary = try #require(try JSONSerialization.jsonObject(
+            with: Data(contentsOf: directory.url.appendingPathComponent("s.json"))) as? [String: Any])
+        #expect((summary["settings"] as? [String: Any])?["keyint"] as? Int == 30)
+        #expect(summary["keyframes"] as? Int == 3)
+    }
+
     @Test func aControlSocketPathThatIsNotASocketIsRefused() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("ctl")
