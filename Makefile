@@ -23,7 +23,7 @@ DEB_PACKAGES := pkg-config libx264-dev libv4l-dev libva-dev libdrm-dev libyuv-de
                 ffmpeg x264 v4l-utils vainfo mandoc man-db bc mediainfo gstreamer1.0-tools \
                 gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad \
                 gstreamer1.0-libav mkvtoolnix chromium python3 libavformat-dev libavcodec-dev libavutil-dev strace \
-                libasound2-dev alsa-utils libswresample-dev jq srt-tools nginx-light libnginx-mod-rtmp
+                libasound2-dev alsa-utils libswresample-dev jq srt-tools nginx-light libnginx-mod-rtmp motion
 
 # Debian packages only make bench needs: the peers it measures against (GStreamer's x264enc is
 # in plugins-ugly, its Y4M reader in plugins-bad), callgrind, matplotlib for the chart

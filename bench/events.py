@@ -14,7 +14,7 @@ Trigger to disk. The same recording with --events alone (MP4 clips) and the 30 s
 sent SIGUSR1 once the pre-roll is full; from that moment the clip file is read every 2 ms.
 Measured: the first byte on disk, the moment the complete fragments on disk hold the whole
 pre-roll (the video samples of every moof whose mdat is complete, against the pre-roll the
-summary reports), and the moment ffprobe first decodes a picture of it. Goal: the pre-roll on
+summary reports), and the moment ffprobe first decodes the clip's first picture. Goal: the pre-roll on
 disk within 200 ms of the trigger.
 """
 
@@ -133,8 +133,9 @@ def video_samples_in_moof(body):
 
 
 def decodes(path):
-    result = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-count_frames",
-                             "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", str(path)],
+    """Whether a player can start the clip: ffprobe decodes its first picture (only that)."""
+    result = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-read_intervals", "%+#1",
+                             "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", str(path)],
                             capture_output=True, text=True, timeout=30)
     digits = [line for line in result.stdout.split() if line.isdigit()]
     return bool(digits) and int(digits[0]) > 0

@@ -313,6 +313,10 @@ static int pause_then_dispatch(int fd, struct fv_handle *handle, unsigned long r
 }
 
 int fv_ioctl(int fd, unsigned long request, void *arg) {
+    // The kernel's ioctl takes its command as an unsigned int: a client that passes it through
+    // a signed int (Motion's xioctl does) has it sign-extended to 64 bits on the way, and works
+    // on a real camera all the same.
+    request = (unsigned int)request;
     fv_lock();
     struct fv_handle *handle = fv_handle_for(fd);
     int result;

@@ -297,4 +297,46 @@ struct FakeV4L2ProofTests {
                                      width: 640, height: 480)
         #expect(codes == [0, 1, 2, 4, 5, 6, 8, 9, 10])
     }
+
+    /// Motion (the motion-detection daemon, make bench's peer for --motion) captures from the
+    /// camera, whose pictures reach its snapshots with their frame code, and gives every buffer
+    /// back. Motion passes ioctl requests through a signed int, sign-extended to 64 bits, which
+    /// the kernel (an unsigned int command) and so the camera must take.
+    @Test func motionCapturesFromTheCamera() throws {
+        let camera = try FakeCamera()
+        let configuration = camera.file("motion.conf")
+        try """
+            daemon off
+            log_level 4
+            video_device \(camera.path)
+            width 640
+            height 480
+            framerate 30
+            picture_output off
+            movie_output off
+            snapshot_interval 1
+            picture_type jpeg
+            webcontrol_port 0
+            stream_port 0
+            target_dir \(camera.directory.path)
+            snapshot_filename snapshot-%s
+            """.write(toFile: configuration, atomically: true, encoding: .utf8)
+        let child = try ChildProcess(["motion", "-n", "-c", configuration], environment: camera.environment(),
+                                     signalsUnblocked: true)
+        Thread.sleep(forTimeInterval: 3)
+        child.send(SIGTERM)
+        let result = child.wait(timeout: .seconds(20))
+        let report = try camera.report()
+        #expect(report.framesDelivered >= 45, "\(report) \(result.transcript)")
+        #expect(report.releasedEverything, "\(report)")
+        let snapshots = try FileManager.default.contentsOfDirectory(atPath: camera.directory.path)
+            .filter { $0.hasPrefix("snapshot-") && $0.hasSuffix(".jpg") }
+        let snapshot = try #require(snapshots.sorted().first, "no snapshot: \(result.transcript)")
+        let gray = camera.file("snapshot.gray")
+        let converted = try ChildProcess.run(["ffmpeg", "-v", "error", "-i", camera.file(snapshot), "-f", "rawvideo",
+                                              "-pix_fmt", "gray", "-y", gray], environment: camera.environment())
+        try #require(converted.status == 0, "\(converted.transcript)")
+        let codes = try frameNumbers(in: Data(contentsOf: URL(fileURLWithPath: gray)), layout: .gray, width: 640, height: 480)
+        #expect(codes.count == 1 && codes[0] != nil, "no frame code in Motion's snapshot")
+    }
 }
