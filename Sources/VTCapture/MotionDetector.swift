@@ -52,8 +52,8 @@ public struct MotionSummary: Sendable, Equatable {
 ///    a global change of light nor what does not follow it (a saturated sky, a lamp, a
 ///    screen) is motion.
 /// 3. The noise: a pixel must differ by more than the sensitivity's luma threshold, or by
-///    several times the measured noise (the median difference, smoothed over frames) when the
-///    camera is noisier than that.
+///    several times the measured noise (the median difference, smoothed over the frames that
+///    show no motion) when the camera is noisier than that.
 /// 4. Despeckle: isolated changed pixels and thin lines are opened away (`MotionDespeckle`);
 ///    the score is what remains, as a part of the whole picture.
 /// 5. The reference follows unchanged pixels quickly (an eighth of the way every frame), so
@@ -206,20 +206,28 @@ public final class MotionDetector {
 
     /// Steps 2 to 5 of the type's description: the score of the picture in `reference.current`.
     private func compare() -> Double {
-        watched.withUnsafeBufferPointer { watchedPixels in
+        let measuredNoise = watched.withUnsafeBufferPointer { watchedPixels in
             let watched = watchedPixels.baseAddress!
             let light = reference.lightChange(watched: watched)
-            let measuredNoise = reference.noise(watched: watched, lightChange: light)
-            // Smoothed, so one busy picture does not move the threshold; the first
-            // measurement stands alone.
+            let noise = reference.noise(watched: watched, lightChange: light)
+            reference.markChanged(watched: watched, lightChange: light, threshold: pixelThreshold,
+                                  framesToAccept: settings.framesToAccept)
+            return noise
+        }
+        let score = Double(reference.despeckledCount()) / Double(analysisWidth * analysisHeight)
+        // Learnt only from pictures that show no motion, as Motion tunes its noise level:
+        // whatever changes a whole picture at once (a light the median missed, someone right
+        // in front of the lens) would otherwise read as noise and raise the threshold until
+        // it no longer counts. Smoothed, so one picture does not move the threshold; the first
+        // measurement stands alone, so a noisy camera is never stuck above the threshold it
+        // starts with.
+        if !noiseMeasured || score < settings.minimumArea {
             noiseLevel = noiseMeasured ? noiseLevel + (measuredNoise - noiseLevel) / 16 : measuredNoise
             noiseMeasured = true
             // Nearly five standard deviations of Gaussian noise: a few pixels in a million pass.
             pixelThreshold = max(settings.pixelThreshold, Int((7 * noiseLevel).rounded(.up)))
-            reference.markChanged(watched: watched, lightChange: light, threshold: pixelThreshold,
-                                  framesToAccept: settings.framesToAccept)
         }
-        return Double(reference.despeckledCount()) / Double(analysisWidth * analysisHeight)
+        return score
     }
 
     /// Step 6: the hysteresis.

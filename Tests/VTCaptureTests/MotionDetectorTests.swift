@@ -71,6 +71,20 @@ struct MotionEpisodes {
         #expect(episodes.starts == [62])
     }
 
+    /// Someone right in front of the lens: a checkered square over more than half of the
+    /// picture, as much darker as brighter than the scene, so no change of light explains it.
+    /// Most pixels differ by far more than the noise, and that must not be learnt as noise:
+    /// motion lasts as long as the square moves.
+    @Test func motionFillingMostOfThePictureIsNotLearntAsNoise() throws {
+        var scene = SyntheticScene(noise: 6, square: SyntheticScene.crossing(20..<110, from: 0, step: 2, side: 420))
+        scene.squareSide = 420
+        scene.squareChecked = true
+        let (detector, episodes) = try Self.run(scene, frames: 140, settings: Self.quick)
+        #expect(episodes.starts == [22])
+        #expect(episodes.ends == [110 + 15 - 1])
+        #expect(detector.pixelThreshold == MotionDetector.Settings().pixelThreshold)
+    }
+
     @Test(arguments: [40, -40])
     func aSlowChangeOfLightIsNotMotion(delta: Int) throws {
         // Three seconds at 30 fps; the frame code does not follow the light.

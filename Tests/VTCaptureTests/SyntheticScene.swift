@@ -19,6 +19,8 @@ struct SyntheticScene {
     var square: (Int) -> (x: Int, y: Int)? = { _ in nil }
     var squareSide = 80
     var squareLuma: UInt8 = 235
+    /// The square painted as a checkerboard of 16-pixel black and white tiles instead.
+    var squareChecked = false
     /// How much the light shifts the scene's luma (not the frame code's) in a frame.
     var light: (Int) -> Int = { _ in 0 }
     /// The part of the picture covered by bright 8×8 speckles, at new places in every frame.
@@ -77,7 +79,12 @@ struct SyntheticScene {
             if let (x, y) = scene.square(n) {
                 let left = max(0, x), right = min(width, x + scene.squareSide)
                 for row in max(0, y)..<min(height, y + scene.squareSide) where left < right {
-                    memset(luma.baseAddress + row * luma.bytesPerRow + left, Int32(scene.squareLuma), right - left)
+                    let line = luma.baseAddress + row * luma.bytesPerRow
+                    guard scene.squareChecked else {
+                        memset(line + left, Int32(scene.squareLuma), right - left)
+                        continue
+                    }
+                    for column in left..<right { line[column] = ((column - x) / 16 + (row - y) / 16) % 2 == 0 ? 235 : 16 }
                 }
             }
             paintSpeckles()
