@@ -72,9 +72,11 @@ public struct MotionMask: Sendable, Equatable, CustomStringConvertible {
                 throw .maskMalformedRectangles(mask: text, problem: "\(ordinal) (\(trimmed)) has \(numbers.count) "
                                                + "values, not 4")
             }
-            guard case let .some(x) = numbers[0], case let .some(y) = numbers[1], case let .some(width) = numbers[2],
-                  case let .some(height) = numbers[3] else {
+            guard let x = numbers[0], let y = numbers[1], let width = numbers[2], let height = numbers[3] else {
                 throw .maskMalformedRectangles(mask: text, problem: "\(ordinal) (\(trimmed)) is not four whole numbers")
+            }
+            guard [x, y, width, height].allSatisfy({ $0 <= largestPicture }) else {
+                throw .maskMalformedRectangles(mask: text, problem: "\(ordinal) (\(trimmed)) is larger than any picture")
             }
             guard x >= 0, y >= 0 else {
                 throw .maskMalformedRectangles(mask: text, problem: "\(ordinal) (\(trimmed)) starts left of or above "
@@ -121,7 +123,7 @@ public struct MotionMask: Sendable, Equatable, CustomStringConvertible {
         let width = try number("width")
         let height = try number("height")
         let largest = try number("largest value")
-        guard (1...16384).contains(width), (1...16384).contains(height) else {
+        guard (1...largestPicture).contains(width), (1...largestPicture).contains(height) else {
             throw .maskMalformedPGM(mask: name, problem: "a \(width)x\(height) picture")
         }
         guard (1...255).contains(largest) else {
@@ -183,12 +185,17 @@ public struct MotionMask: Sendable, Equatable, CustomStringConvertible {
         return watched
     }
 
+    /// The largest width or height a mask may give, far beyond any camera's.
+    static let largestPicture = 16384
+
     private static func isWhiteSpace(_ byte: UInt8) -> Bool {
         byte == 0x20 || (0x09...0x0D).contains(byte)
     }
 
-    /// The whole of a file. The corresponding C functions are `open` and `read`.
+    /// The whole of a file, or as much of it as the largest PGM mask holds (a video given by
+    /// mistake is not read into memory). The corresponding C functions are `open` and `read`.
     private static func readFile(_ path: String) throws(MotionError) -> [UInt8] {
+        let limit = largestPicture * largestPicture + 4096
         let fd: Int32
         do {
             fd = try systemCall("open") { open(path, O_RDONLY | O_CLOEXEC) }
@@ -198,7 +205,7 @@ public struct MotionMask: Sendable, Equatable, CustomStringConvertible {
         defer { try? closeDescriptor(fd) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
+        while bytes.count < limit {
             let read = chunk.withUnsafeMutableBytes { buffer in
                 Result { () throws(SystemError) in
                     try systemCall("read") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
@@ -209,9 +216,10 @@ public struct MotionMask: Sendable, Equatable, CustomStringConvertible {
             case let .success(n): count = n
             case let .failure(error): throw .maskUnreadable(mask: path, errno: error.errno)
             }
-            if count == 0 { return bytes }
+            if count == 0 { break }
             bytes += chunk[0..<count]
         }
+        return bytes
     }
 }
 

@@ -23,6 +23,7 @@ import Glibc
         ("0,,10,10", "rectangle 1 (0,,10,10) is not four whole numbers"),
         ("0,0,10,10;5,5,0,10", "rectangle 2 (5,5,0,10) has no area"),
         ("-5,0,10,10", "rectangle 1 (-5,0,10,10) starts left of or above the picture"),
+        ("0,0,9223372036854775807,10", "rectangle 1 (0,0,9223372036854775807,10) is larger than any picture"),
     ])
     func badRectanglesSayWhatIsWrong(text: String, problem: String) {
         #expect(throws: MotionError.maskMalformedRectangles(mask: text, problem: problem)) {
