@@ -68,8 +68,9 @@ final class MotionReference {
         isLearnt = false
     }
 
-    // The light and the noise are medians over every other pixel of every other row: as good
-    // a median as all of them give, for a quarter of the work.
+    // The light and the noise are medians over every other pixel of every other row: thousands
+    // of samples still, so the median is within a level of all the pixels', for a quarter of
+    // the work.
 
     /// The change of light: the median difference of a watched pixel from the scene, in luma
     /// levels. A median, not a mean, so an object filling less than half of the picture does
