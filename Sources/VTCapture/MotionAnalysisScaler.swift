@@ -7,7 +7,7 @@ import VTCore
 ///
 /// Why the steps: libyuv has a fast path for exactly a quarter, and its general box filter is
 /// several times slower per source pixel; an average of averages over whole blocks is the same
-/// average. 1920x1080 → 480x270 → 160x90 costs about a third of 1920x1080 → 160x90 directly.
+/// average. 1920x1080 → 480x270 → 160x90 costs about half of 1920x1080 → 160x90 directly.
 final class MotionAnalysisScaler {
     let width: Int
     let height: Int
