@@ -124,6 +124,53 @@ static void parse_signals(const char *text, struct fv_config *config) {
     }
 }
 
+// Reads "N:M…" of up to `count` numbers separated by ':' into `values`; the first `unsigned_count`
+// are whole frame numbers, the rest may be signed. False when the text has another shape.
+static bool parse_numbers(const char *text, long long *values, unsigned count, unsigned unsigned_count) {
+    const char *at = text;
+    for (unsigned i = 0; i < count; i++) {
+        if (i < unsigned_count && !(*at >= '0' && *at <= '9')) return false;
+        char *end;
+        errno = 0;
+        values[i] = strtoll(at, &end, 10);
+        if (end == at || errno != 0 || values[i] > UINT32_MAX) return false;
+        if (*end != (i + 1 < count ? ':' : '\0')) return false;
+        at = end + 1;
+    }
+    return true;
+}
+
+// FAKE_V4L2_MOVER=START:END: the square crosses the picture in frames START…END-1.
+static void parse_mover(const char *text, struct fv_config *config) {
+    static const char *knob = "FAKE_V4L2_MOVER";
+    config->mover = false;
+    if (text == NULL || *text == '\0') return;
+    long long values[2];
+    if (!parse_numbers(text, values, 2, 2)) bad_knob(knob, text, "expected START:END, frame numbers such as 30:90");
+    if (values[0] >= values[1]) bad_knob(knob, text, "END must come after START");
+    config->mover = true;
+    config->mover_start = (uint32_t)values[0];
+    config->mover_end = (uint32_t)values[1];
+}
+
+// FAKE_V4L2_LIGHT_RAMP=START:END:DELTA: the light shifts the scene's luma by DELTA over frames
+// START…END (START = END: at once).
+static void parse_light_ramp(const char *text, struct fv_config *config) {
+    static const char *knob = "FAKE_V4L2_LIGHT_RAMP";
+    config->light_ramp = false;
+    if (text == NULL || *text == '\0') return;
+    long long values[3];
+    if (!parse_numbers(text, values, 3, 2)) {
+        bad_knob(knob, text, "expected START:END:DELTA, such as 30:120:40 or 30:120:-40");
+    }
+    if (values[0] > values[1]) bad_knob(knob, text, "END cannot come before START");
+    if (values[2] == 0 || values[2] < -219 || values[2] > 219) bad_knob(knob, text, "DELTA is -219…219, not 0");
+    config->light_ramp = true;
+    config->light_start = (uint32_t)values[0];
+    config->light_end = (uint32_t)values[1];
+    config->light_delta = (int)values[2];
+}
+
 static const char *default_formats =
     "YUYV:640x480@30/15/5,1280x720@30/15/5,1920x1080@30/15/5;"
     "MJPG:640x480@30/15/5,1280x720@30/15/5,1920x1080@30/15/5;"
@@ -180,6 +227,9 @@ void fv_read_config(struct fv_config *config) {
     config->jpeg_subsampling = subsampling == 420 ? TJSAMP_420 : TJSAMP_422;
     config->jpeg_quality = (int)env_unsigned("FAKE_V4L2_JPEG_QUALITY", 85, 1, 100);
     config->noise = (uint32_t)env_unsigned("FAKE_V4L2_NOISE", 0, 0, 64);
+    config->still = env_unsigned("FAKE_V4L2_STILL", 0, 0, 1) == 1;
+    parse_mover(getenv("FAKE_V4L2_MOVER"), config);
+    parse_light_ramp(getenv("FAKE_V4L2_LIGHT_RAMP"), config);
     config->picture_ring = (uint32_t)env_unsigned("FAKE_V4L2_PICTURE_RING", 0, 0, 600);
     config->flash = env_unsigned("FAKE_V4L2_FLASH", 0, 0, 1) == 1;
     config->trace = env_unsigned("FAKE_V4L2_TRACE", 0, 0, 1) == 1;

@@ -14,18 +14,18 @@
 // Files: config.c reads the knobs below, device.c answers the ioctls, queue.c does buffers and
 // streaming, timing.c when frames come due and their timestamps, mappings.c userspace
 // mappings, pause.c FAKE_V4L2_PAUSE_AT, controls.c the controls, picture.c paints the frames,
-// report.c the exit report, intercept*.c are the replaced libc functions (and _exit, so the
-// report is written by a process that leaves without running destructors), this file holds
-// the shared state.
+// scene.c the mover and the light in them, report.c the exit report, intercept*.c are the
+// replaced libc functions (and _exit, so the report is written by a process that leaves
+// without running destructors), this file holds the shared state.
 //
 // Frames carry the vtrecord test pattern's frame code (FrameCode.swift) equal to the buffer's
-// `sequence`, over a background that pans every frame. Frame n of a stream is due at
-// STREAMON + (n+1) × interval (+ jitter); frames are made lazily when a client asks (DQBUF,
-// poll, any ioctl), so there is no producer thread. A frame that comes due while userspace
-// holds every buffer is dropped and its sequence number skipped, as the driver does. A buffer
-// queued back (QBUF) is zeroed at once, as the camera would soon overwrite it, so a client
-// that re-queues a buffer while something still reads it sees the picture (and its frame code)
-// vanish.
+// `sequence`, over a background that pans every frame (unless FAKE_V4L2_STILL). Frame n of a
+// stream is due at STREAMON + (n+1) × interval (+ jitter); frames are made lazily when a client
+// asks (DQBUF, poll, any ioctl), so there is no producer thread. A frame that comes due while
+// userspace holds every buffer is dropped and its sequence number skipped, as the driver does.
+// A buffer queued back (QBUF) is zeroed at once, as the camera would soon overwrite it, so a
+// client that re-queues a buffer while something still reads it sees the picture (and its
+// frame code) vanish.
 //
 // Knobs (environment variables, read once when the library loads):
 //
@@ -106,6 +106,20 @@
 //                                  differs in every frame, as a real camera's does in dim
 //                                  light: pictures an encoder cannot code cheaply. The frame
 //                                  code stays clean.
+//   FAKE_V4L2_STILL=1              A still scene, as a fixed security camera sees: the
+//                                  background does not pan (the frame code still changes every
+//                                  frame).
+//   FAKE_V4L2_MOVER=START:END      Something moves through the scene: in frames with
+//                                  START <= sequence < END a white square (luma 235, a sixth of
+//                                  the picture's height on a side, vertically centred) crosses
+//                                  the picture left to right, 4 pixels a frame, from the left
+//                                  edge (again from the left edge after reaching the right
+//                                  one); absent in every other frame.
+//   FAKE_V4L2_LIGHT_RAMP=START:END:DELTA  The light changes: from frame START to frame END the
+//                                  luma of the whole picture (mover included, frame code not)
+//                                  shifts linearly by up to DELTA (-219…219, not 0), clipped to
+//                                  16…235, and keeps the full shift after END. START = END is a
+//                                  step at that frame. Noise lies over the shifted picture.
 //   FAKE_V4L2_PICTURE_RING=N       A camera whose pictures cost the process nothing, as a real
 //                                  one makes them in hardware: the first N frames are painted
 //                                  (and packed or compressed) with frame codes 0…N-1 and kept,

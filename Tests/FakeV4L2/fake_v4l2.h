@@ -77,6 +77,12 @@ struct fv_config {
     int jpeg_subsampling;           // TJSAMP_422 or TJSAMP_420
     int jpeg_quality;
     uint32_t noise;                 // 0: clean pictures
+    bool still;                     // the background does not pan
+    bool mover;                     // a square crosses the picture in frames mover_start…mover_end-1
+    uint32_t mover_start, mover_end;
+    bool light_ramp;                // the scene's luma shifts by light_delta over light_start…light_end
+    uint32_t light_start, light_end;
+    int light_delta;
     uint32_t picture_ring;          // 0: every frame painted; N: N pictures made once, in turn
     bool flash;                     // frames on a grid through whole seconds; those flash white
     uint32_t signal_at[FV_MAX_SIGNALS];   // FAKE_V4L2_SIGNAL_AT: sequences that raise SIGUSR1
@@ -249,6 +255,14 @@ FV_HIDDEN unsigned fv_mapping_count(void);
 
 FV_HIDDEN void fv_controls_reset(struct fv_device *device);
 FV_HIDDEN int fv_control_ioctl(struct fv_device *device, unsigned long request, void *arg);
+
+// ---- scene.c: what happens in front of the camera ----
+
+// FAKE_V4L2_MOVER: draws the moving square into an I420 picture when frame `sequence` has it.
+FV_HIDDEN void fv_draw_mover(uint8_t *y, uint8_t *u, uint8_t *v, uint32_t width, uint32_t height,
+                             uint32_t sequence);
+// FAKE_V4L2_LIGHT_RAMP: shifts the luma plane by the light's change at frame `sequence`.
+FV_HIDDEN void fv_apply_light(uint8_t *y, uint32_t width, uint32_t height, uint32_t sequence);
 
 // ---- picture.c: the test pattern and its formats ----
 

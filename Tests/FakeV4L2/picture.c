@@ -1,6 +1,7 @@
-// The pictures the fake camera delivers: a background that pans a few pixels every frame with
-// the vtrecord frame code (Sources/VTCapture/FrameCode.swift) over its top rows, painted as
-// I420 and then packed into the negotiated format or compressed to JPEG with libturbojpeg.
+// The pictures the fake camera delivers: a background that pans a few pixels every frame (or
+// stands still), with what scene.c adds in front of it, and the vtrecord frame code
+// (Sources/VTCapture/FrameCode.swift) over its top rows, painted as I420 and then packed into
+// the negotiated format or compressed to JPEG with libturbojpeg.
 //
 // The frame code must stay byte-for-byte the layout FrameCode.swift reads: 40 blocks in reading
 // order from the top-left corner, 16×16 from 320 pixels wide (8×8 below), wrapping onto further
@@ -184,7 +185,9 @@ static void add_noise(uint32_t sequence, uint32_t amplitude) {
 
 static void paint_i420(uint32_t sequence) {
     uint32_t width = canvas.width, height = canvas.height;
-    size_t pan_x = (size_t)(sequence * 4u) % PERIOD, pan_y = (size_t)(sequence * 2u) % PERIOD;
+    // A still scene keeps the background where frame 0 has it.
+    uint32_t panned = fv.config.still ? 0 : sequence;
+    size_t pan_x = (size_t)(panned * 4u) % PERIOD, pan_y = (size_t)(panned * 2u) % PERIOD;
     for (uint32_t row = 0; row < height; row++) {
         memcpy(canvas.y + (size_t)row * width,
                canvas.strip_y + ((row + pan_y) % PERIOD) * canvas.strip_y_width + pan_x, width);
@@ -194,6 +197,8 @@ static void paint_i420(uint32_t sequence) {
         memcpy(canvas.u + (size_t)row * (width / 2), canvas.strip_u + from, width / 2);
         memcpy(canvas.v + (size_t)row * (width / 2), canvas.strip_v + from, width / 2);
     }
+    fv_draw_mover(canvas.y, canvas.u, canvas.v, width, height, sequence);
+    fv_apply_light(canvas.y, width, height, sequence);
     if (fv.config.noise > 0) add_noise(sequence, fv.config.noise);
     draw_code(width, sequence);
 }

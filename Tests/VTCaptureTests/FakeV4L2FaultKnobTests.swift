@@ -5,8 +5,9 @@ import VTTestSupport
 /// The fake camera's fault knobs proved against clients written by other people (v4l2-ctl,
 /// ffmpeg) where they can show the fault, so a vtrecord test that uses a knob tests against
 /// what a real client would see: timestamps that go back or jump, a rate that changes part-way,
-/// a stream that breaks with EIO, a pause inside one call, and the exit report of a process that
-/// leaves without destructors.
+/// a stream that breaks with EIO, a pause inside one call, the exit report of a process that
+/// leaves without destructors, and the scene knobs motion detection is tested with (a still
+/// scene, a mover, a change of light).
 @Suite("Fake V4L2 camera faults against v4l2-ctl and ffmpeg")
 struct FakeV4L2FaultKnobTests {
     /// v4l2-ctl's `delta:` (ms between timestamps) for each frame after the first, and the
@@ -124,5 +125,73 @@ struct FakeV4L2FaultKnobTests {
         #expect(report.openHandles == 1 && report.mappedBuffers == 4 && report.streaming && report.buffersQueued == 4,
                 "\(report)")
         #expect(!report.releasedEverything)
+    }
+
+    /// Where two 640x480 luma planes differ below the frame code's band (its top 16 rows).
+    struct Region: Equatable {
+        var x: ClosedRange<Int>
+        var y: ClosedRange<Int>
+    }
+
+    static func difference(_ a: [UInt8], _ b: [UInt8], width: Int = 640, height: Int = 480) -> Region? {
+        var region: Region?
+        for y in 16..<height {
+            for x in 0..<width where a[y * width + x] != b[y * width + x] {
+                region = Region(x: min(region?.x.lowerBound ?? x, x)...max(region?.x.upperBound ?? x, x),
+                                y: min(region?.y.lowerBound ?? y, y)...max(region?.y.upperBound ?? y, y))
+            }
+        }
+        return region
+    }
+
+    static func meanBelowTheCode(_ luma: [UInt8], width: Int = 640) -> Double {
+        Double(luma[(16 * width)...].reduce(0) { $0 + Int($1) }) / Double(luma.count - 16 * width)
+    }
+
+    @Test func aStillSceneChangesOnlyInTheFrameCode() throws {
+        let planes = try FakeCamera(knobs: [.still]).lumaPlanes(frames: 8)
+        try #require(planes.keys.sorted() == Array(0..<8))
+        for n in 1..<8 {
+            #expect(Self.difference(planes[n - 1]!, planes[n]!) == nil, "frame \(n)")
+            #expect(planes[n - 1]! != planes[n]!, "the frame code of frame \(n) counts on")
+        }
+        let panning = try FakeCamera().lumaPlanes(frames: 2)
+        #expect(Self.difference(panning[0]!, panning[1]!) != nil, "without the knob the background pans")
+    }
+
+    /// The square (80 pixels on a side at 640x480, rows 200…279) appears at the left edge in
+    /// frame 5, moves 4 pixels a frame, and is gone in frame 15: between one frame and the next
+    /// only the strips it uncovers and covers change.
+    @Test func theMoverChangesOnlyASquareSizedRegionInItsWindow() throws {
+        let planes = try FakeCamera(knobs: [.still, .mover(from: 5, to: 15)]).lumaPlanes(frames: 20)
+        try #require(planes.keys.sorted() == Array(0..<20))
+        let rows = 200...279
+        for n in 1..<20 {
+            let expected: Region? = switch n {
+            case 5: Region(x: 0...79, y: rows)
+            case 6..<15: Region(x: 4 * (n - 6)...(4 * (n - 5) + 79), y: rows)
+            case 15: Region(x: 36...115, y: rows)
+            default: nil
+            }
+            #expect(Self.difference(planes[n - 1]!, planes[n]!) == expected, "frame \(n)")
+        }
+        #expect(planes[10]![240 * 640 + 20 + 40] == 235, "the square is white")
+    }
+
+    /// From frame 5 to frame 20 the scene's luma rises (or falls) linearly by DELTA, clipped to
+    /// video range, and stays; the frame code is untouched, so every frame's number still reads.
+    @Test(arguments: [40, -40])
+    func theLightRampShiftsTheSceneByDelta(delta: Int) throws {
+        let planes = try FakeCamera(knobs: [.still, .lightRamp(from: 5, to: 20, delta: delta)]).lumaPlanes(frames: 24)
+        try #require(planes.keys.sorted() == Array(0..<24))
+        let means = (0..<24).map { Self.meanBelowTheCode(planes[$0]!) }
+        #expect(Set(means[0...5]).count == 1 && Set(means[20...]).count == 1, "\(means)")
+        let change = means[20] - means[0]
+        // Clipping takes a little off at the ends of the range.
+        let expected = Double(delta)
+        #expect(abs(change) > 0.9 * abs(expected) && abs(change) <= abs(expected) && change * expected > 0, "\(change)")
+        let steps = zip(means[5...20], means[6...20]).map { $1 - $0 }
+        #expect(steps.allSatisfy { $0 * Double(delta) > 0 }, "every frame of the ramp moves the same way: \(steps)")
+        #expect(abs((means[12] - means[0]) - change * 7 / 15) < 1.5, "half way, half the change")
     }
 }

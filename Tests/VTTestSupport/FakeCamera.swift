@@ -55,6 +55,14 @@ public final class FakeCamera: Sendable {
         case jpegQuality(Int)
         /// Luma noise of up to ±amplitude, new in every frame: pictures that are costly to encode.
         case noise(amplitude: Int)
+        /// A still scene: the background does not pan (the frame code still changes every frame).
+        case still
+        /// A white square a sixth of the picture's height on a side crosses the picture left to
+        /// right, 4 pixels a frame, in the frames with sequence `from` ≤ n < `to`.
+        case mover(from: Int, to: Int)
+        /// The light changes: the scene's luma (not the frame code's) shifts linearly by up to
+        /// `delta` from frame `from` to frame `to`, and stays shifted; `from == to` is a step.
+        case lightRamp(from: Int, to: Int, delta: Int)
         /// Only this many pictures are made, once each, then delivered in turn (frame codes
         /// 0…N-1 over and over): a camera whose pictures cost the process nothing.
         case pictureRing(Int)
@@ -92,6 +100,9 @@ public final class FakeCamera: Sendable {
             case .trace: [("FAKE_V4L2_TRACE", "1")]
             case .signalAt(let frames): [("FAKE_V4L2_SIGNAL_AT", frames.map(String.init).joined(separator: ","))]
             case .pictureRing(let count): [("FAKE_V4L2_PICTURE_RING", "\(count)")]
+            case .still: [("FAKE_V4L2_STILL", "1")]
+            case .mover(let start, let end): [("FAKE_V4L2_MOVER", "\(start):\(end)")]
+            case .lightRamp(let start, let end, let delta): [("FAKE_V4L2_LIGHT_RAMP", "\(start):\(end):\(delta)")]
             case .flash: [("FAKE_V4L2_FLASH", "1")]
             case .timestampBackEvery(let n, let milliseconds):
                 [("FAKE_V4L2_TIMESTAMP_BACK_EVERY", "\(n)"), ("FAKE_V4L2_TIMESTAMP_BACK_MS", "\(milliseconds)")]
