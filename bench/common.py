@@ -16,7 +16,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 FAMILIES = ("encode", "overhead", "conversion", "live", "finalize", "decode", "thumbnail", "sound", "publish",
-            "events")
+            "events", "motion")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -183,6 +183,20 @@ def targets(results):
                             f"fragments on disk (file read every 2 ms), median of {len(trig['runs'])} run(s); first "
                             f"byte {trig['first_byte_ms']:.0f} ms, first picture ffprobe decodes "
                             f"{trig['playable_ms']:.0f} ms"))
+    motion = results.get("motion")
+    if motion:
+        full_hd = next(r for r in motion if r["size"] == "1080p")
+        worst = max((r for r in motion if r["ratio_vs_motion"] is not None), key=lambda r: r["ratio_vs_motion"])
+        found.append(target("motion detection vs Motion", "≤ 0.25×", round(worst["ratio_vs_motion"], 3),
+                            worst["ratio_vs_motion"] <= 0.25,
+                            "share of a core of --motion's detector (its own CPU clock) ÷ Motion's (process CPU − "
+                            "the fake camera alone), same camera and threshold, the highest of "
+                            + ", ".join(f"{r['size']} {r['detector_percent']:.2f} % vs {r['motion_daemon_percent']:.1f} %"
+                                        for r in motion)))
+        found.append(target("motion detection at 1080p30", "< 2 % of a core", f"{full_hd['detector_percent']:.2f} %",
+                            full_hd["detector_percent"] < 2,
+                            f"--motion's detector, median of {full_hd['runs']} run(s); the process with − without "
+                            f"--motion: {full_hd['process_difference_percent']:+.2f} % (the encoder's noise)"))
     return found
 
 
@@ -335,6 +349,12 @@ def print_tables(results):
               f"{held['held_bytes_peak'] / 2**20:.1f} MiB, resident memory +{held['rss_cost_bytes'] / 2**20:.1f} MiB; "
               f"SIGUSR1 → first byte {trig['first_byte_ms']:.0f} ms, pre-roll on disk "
               f"{trig['pre_roll_on_disk_ms']:.0f} ms, playable {trig['playable_ms']:.0f} ms")
+        print()
+    motion = results.get("motion")
+    if motion:
+        print("Motion detection, share of a core: " + "; ".join(
+            f"{r['size']}{r['fps']} vtrecord {r['detector_percent']:.2f} %, Motion {r['motion_daemon_percent']:.1f} % "
+            f"(ratio {r['ratio_vs_motion']:.3f})" for r in motion))
         print()
     print("Targets")
     for t in results["targets"]:

@@ -2,7 +2,7 @@
 """make bench: vtrecord's speed against the tools people would use instead, with numbers from
 one run. Prints a table and writes results.json and results.png (under bench/ by default).
 
-Families (FAMILIES=encode,overhead,conversion,live,finalize,decode,thumbnail,sound,publish,events picks some):
+Families (FAMILIES=encode,overhead,conversion,live,finalize,decode,thumbnail,sound,publish,events,motion picks some):
   encode      file input, identical x264 settings: vtrecord, x264 CLI, ffmpeg, GStreamer (encode.py)
   overhead    instructions outside libx264, callgrind (overhead.py)
   conversion  YUYV→I420 vs memcpy and MJPEG decode per 1080p picture (conversion.py)
@@ -19,6 +19,8 @@ Families (FAMILIES=encode,overhead,conversion,live,finalize,decode,thumbnail,sou
   events      event clips: the memory a 30 s pre-roll at 8 Mbit/s with sound costs against the bytes
               it holds, and the time from SIGUSR1 to the pre-roll on disk and to a clip that plays
               (events.py)
+  motion      --motion's detector at 720p30 and 1080p30 against Motion watching the same camera with
+              the same threshold, as a share of a core (motion.py)
 
 Knobs (environment; make passes its variables): QUICK=1 (1 run, 30 frames, 5 s live, results to
 bench/quick-results.*), RUNS (5), FRAMES (300), DURATION (live seconds, 60), NOISE (camera-like
@@ -42,6 +44,7 @@ import events
 import finalize
 import live
 import media
+import motion
 import overhead
 import publish
 import publish_delay
@@ -92,6 +95,8 @@ def check_tools(knobs):
                if shutil.which(tool) is None]
     if "publish" in knobs.families:
         missing += [tool for tool in ("srt-live-transmit", "nginx", "ffprobe") if shutil.which(tool) is None]
+    if "motion" in knobs.families and shutil.which("motion") is None:
+        missing.append("motion")
     if missing:
         raise SystemExit(f"missing: {', '.join(missing)} (make bench-deps installs them)")
 
@@ -100,7 +105,7 @@ def check_tools(knobs):
 FAMILY_KEYS = {"encode": ("encode", "content_cost", "settings_not_identical"), "overhead": ("overhead",),
                "conversion": ("conversion",), "live": ("live", "live_adaptive"), "finalize": ("finalize",),
                "decode": ("decode",), "thumbnail": ("thumbnail",), "sound": ("sound",),
-               "publish": ("publish", "publish_delay"), "events": ("events",)}
+               "publish": ("publish", "publish_delay"), "events": ("events",), "motion": ("motion",)}
 
 
 def updated(earlier, fresh, families):
@@ -163,6 +168,8 @@ def main():
             results["publish_delay"] = publish_delay.bench(knobs)
         if "events" in knobs.families:
             results["events"] = events.bench(knobs)
+        if "motion" in knobs.families:
+            results["motion"] = motion.bench(knobs)
     except ToolFailed as failure:
         print(f"bench: {failure}", file=sys.stderr)
         return 1

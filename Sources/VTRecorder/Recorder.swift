@@ -4,6 +4,7 @@ import VTAudio
 import VTCapture
 import VTCore
 import VTEncoding
+import VTEvents
 import VTOutput
 
 /// When a recording ends by itself.
@@ -105,7 +106,8 @@ public final class Recorder {
     public init(source: any CaptureSource, realTime: EncoderSettings.RealTimeMode, limits: RecordingLimits,
                 retiming: FrameRate? = nil, timing: FrameRate? = nil, timestamps: TimestampLog? = nil,
                 depth: PipelineDepth = PipelineDepth(), progress: ProgressReporter? = nil, stills: StillTaker? = nil,
-                audio: AudioRecorder? = nil, notice: @escaping (String) -> Void = { _ in },
+                audio: AudioRecorder? = nil, motion: (detector: MotionDetector, inbox: EventInbox?)? = nil,
+                notice: @escaping (String) -> Void = { _ in },
                 makeSession: @escaping SessionFactory, makeOutput: @escaping OutputFactory) {
         precondition(timing == nil || depth.holdsGridFrame, "a constant-rate grid holds a frame the depth must count")
         precondition(stills == nil || depth.holdsStill, "a still taker holds a frame the depth must count")
@@ -128,7 +130,9 @@ public final class Recorder {
         let status = progress.map { reporter in
             ProgressStage(reporter) { [unowned self] in progressCounters(speed: speed?.current) }
         }
-        let optional: [(any RecordingStage)?] = [stills, speed, status]
+        // Motion first: the stages after it may take the frame.
+        let optional: [(any RecordingStage)?] = [motion.map { MotionStage(detector: $0.detector, inbox: $0.inbox) },
+                                                 stills, speed, status]
         stages = optional.compactMap { $0 }
     }
 
@@ -380,6 +384,6 @@ public final class Recorder {
                                          duplicated: framesDuplicated, soundGaps: sound?.gaps ?? 0,
                                          soundOverruns: sound?.overruns ?? 0, soundGone: sound?.gone ?? false,
                                          speed: speed, outputs: output?.branchReports ?? [],
-                                         notes: output?.statusNotes ?? [])
+                                         notes: stages.compactMap(\.statusNote) + (output?.statusNotes ?? []))
     }
 }

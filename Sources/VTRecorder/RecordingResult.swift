@@ -29,6 +29,8 @@ public struct RecordingStatistics: Sendable, Equatable {
     public var audio: AudioSummary?
     /// `--realtime adaptive`: the speeds the encoder ran at; nil when it did not adapt.
     public var speed: SpeedStatistics?
+    /// `--motion`: what the detector saw; nil without it.
+    public var motion: MotionStatistics?
     /// Wall-clock time of the run.
     public var seconds = 0.0
 

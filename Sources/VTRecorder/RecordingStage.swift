@@ -20,6 +20,8 @@ protocol RecordingStage: AnyObject {
     func finish()
     /// What the stage adds to the recording's figures.
     func report(into statistics: inout RecordingStatistics)
+    /// What it shows on the status line, if anything.
+    var statusNote: String? { get }
 }
 
 extension RecordingStage {
@@ -29,6 +31,7 @@ extension RecordingStage {
     func written(_ statistics: OutputStatistics) {}
     func finish() {}
     func report(into statistics: inout RecordingStatistics) {}
+    var statusNote: String? { nil }
 }
 
 /// One picture handed to the encoder, as a stage sees it.

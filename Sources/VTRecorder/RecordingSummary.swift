@@ -120,6 +120,8 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
     public var outputsKeptUp: Bool
     /// `--events`: the clips, the requests and what the pre-roll held; absent without it.
     public var events: EventReport?
+    /// `--motion`: what the detector saw and cost; absent without it.
+    public var motion: Motion?
     /// `--keep-size`, `--keep-free`, `--keep-age`: what was deleted; absent without them.
     public var retention: RetentionReport?
     public var stopReason: StopReason
@@ -137,7 +139,7 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
         case captureHandoffMax = "capture_handoff_ms_max"
         case snapshotsWritten = "snapshots_written", snapshotsSkipped = "snapshots_skipped"
         case snapshotsFailed = "snapshots_failed", audio, speed
-        case framesTruncated = "frames_truncated", outputs, outputsKeptUp = "outputs_kept_up", events, retention
+        case framesTruncated = "frames_truncated", outputs, outputsKeptUp = "outputs_kept_up", events, motion, retention
         case stopReason = "stop_reason", error, settings
     }
 
@@ -181,6 +183,7 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
         snapshotsFailed = s.stills?.failed
         audio = s.audio.map(Audio.init)
         speed = s.speed.map(Speed.init)
+        motion = s.motion.map(Motion.init)
         framesBad = s.source.badFrames
         framesTruncated = s.source.truncatedFrames
         stopReason = result.stopReason
@@ -194,6 +197,34 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
             + result.branches.map { Output(role: .secondary, report: $0) }
         outputsKeptUp = result.branches.allSatisfy(\.keptUp)
         settings = result.settings.map { Settings($0, realTime: realTime) }
+    }
+
+    /// `--motion`'s figures.
+    public struct Motion: Codable, Sendable, Equatable {
+        public var frames: Int
+        public var episodes: Int
+        /// Shares of the watched picture that changed (0–1).
+        public var scorePeak: Double
+        public var scoreLast: Double
+        public var noiseLevel: Double
+        public var cpuSeconds: Double
+        /// The analysis picture, as "160x90".
+        public var analysisSize: String
+
+        enum CodingKeys: String, CodingKey {
+            case frames, episodes, scorePeak = "score_peak", scoreLast = "score_last", noiseLevel = "noise_level"
+            case cpuSeconds = "cpu_seconds", analysisSize = "analysis_size"
+        }
+
+        init(_ m: MotionStatistics) {
+            frames = m.frames
+            episodes = m.episodes
+            scorePeak = (m.peakScore * 10_000).rounded() / 10_000
+            scoreLast = (m.latestScore * 10_000).rounded() / 10_000
+            noiseLevel = (m.noiseLevel * 100).rounded() / 100
+            cpuSeconds = (m.cpuSeconds * 1000).rounded() / 1000
+            analysisSize = "\(m.analysisWidth)x\(m.analysisHeight)"
+        }
     }
 
     /// One output, the recording or one beside it: its role and what it did.

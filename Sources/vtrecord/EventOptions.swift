@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import VTCapture
 import VTCore
 import VTEncoding
 import VTEvents
@@ -25,6 +26,21 @@ struct EventOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Take commands on this Unix socket, one a line, each answered with a line of JSON: 'event [LABEL [DURATION|open]]', 'event-end', 'snapshot PATH' (a JPEG of the next picture), 'status'.", valueName: "path"))
     var controlSocket: String?
 
+    @Flag(name: .long, inversion: .prefixedNo, help: "Watch every picture for motion (a downscaled luma picture against a reference that follows light and noise): an episode of motion is an event, which lasts until the motion has stopped for --motion-end (--no-motion undoes a preset's).")
+    var motion = false
+
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("With --motion: from 0 (only large changes of brightness count) to 1 (small ones do); default 0.5.", valueName: "0-1"))
+    var motionSensitivity: Double?
+
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("With --motion: the least part of the watched picture that must change, as 1% or 0.01 (default 1%).", valueName: "share"))
+    var motionArea: ShareArgument?
+
+    @Option(name: .long, help: ArgumentHelp("With --motion: the parts of the picture to ignore, as rectangles in picture pixels 'x,y,w,h;x,y,w,h', or a binary PGM image of any size (white watched, black ignored).", valueName: "rects|file.pgm"))
+    var motionMask: String?
+
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("With --motion: how long the picture must be still before an episode of motion ends (default 1s).", valueName: "time"), transform: DurationArgument.parse)
+    var motionEnd: DurationArgument?
+
     static let defaultPreRoll = 5.0
     static let defaultPostRoll = 10.0
     static let longestPreRoll = 120.0
@@ -45,8 +61,32 @@ struct EventOptions: ParsableArguments {
         return try Container.choose(explicit: nil, path: events)
     }
 
+    /// The detector's settings at `rate` (the mask read and checked here); nil without `--motion`.
+    func motionSettings(rate: FrameRate) throws(MotionError) -> MotionDetector.Settings? {
+        guard motion else { return nil }
+        var settings = MotionDetector.Settings()
+        if let motionSensitivity { settings.sensitivity = motionSensitivity }
+        if let motionArea { settings.minimumArea = motionArea.share }
+        settings.mask = try motionMask.map { text throws(MotionError) in try MotionMask.parse(text) }
+        if let motionEnd { settings.framesToEnd = MotionDetector.Settings.frames(motionEnd.seconds, at: rate) }
+        return settings
+    }
+
     /// Not named validate(): swift-argument-parser would call that on its own.
     func validateEvents(recording: String?) throws {
+        if !motion, let given = [motionSensitivity.map { _ in "--motion-sensitivity" }, motionArea.map { _ in "--motion-area" },
+                                 motionMask.map { _ in "--motion-mask" }, motionEnd.map { _ in "--motion-end" }]
+            .compactMap({ $0 }).first {
+            throw ValidationError("\(given) applies to motion detection: add --motion")
+        }
+        if let motionSensitivity, !(0...1).contains(motionSensitivity) {
+            throw ValidationError("--motion-sensitivity \(motionSensitivity): give 0 (least) to 1 (most)")
+        }
+        do throws(MotionError) {
+            _ = try motionSettings(rate: .fps30)
+        } catch {
+            throw ValidationError(error.description)
+        }
         guard let events else {
             let given = [preRoll.map { _ in "--pre-roll" }, postRoll.map { _ in "--post-roll" },
                          maxClip.map { _ in "--max-clip" }, onEvent.map { _ in "--on-event" }].compactMap { $0 }
@@ -99,5 +139,17 @@ struct EventOptions: ParsableArguments {
 
     private func formatSeconds(_ seconds: Double) -> String {
         seconds == seconds.rounded() ? "\(Int(seconds))s" : String(format: "%gs", seconds)
+    }
+}
+
+/// `--motion-area 1%` or `0.01`: a share of the picture above 0, at most all of it.
+struct ShareArgument: ExpressibleByArgument {
+    let share: Double
+
+    init?(argument: String) {
+        let text = argument.trimmingCharacters(in: .whitespaces)
+        let value = text.hasSuffix("%") ? Double(text.dropLast()).map { $0 / 100 } : Double(text)
+        guard let value, value > 0, value <= 1 else { return nil }
+        share = value
     }
 }

@@ -163,6 +163,10 @@ extension VTRecord {
         if let stills {
             board.attach(snapshot: Self.snapshotOnRequest(stills, fullRange: format.fullRange == true))
         }
+        let motion = try events.motionSettings(rate: format.frameRate).map { settings throws(MotionError) in
+            (detector: try MotionDetector(settings: settings, width: format.width, height: format.height),
+             inbox: events.events == nil ? nil : inbox as EventInbox?)
+        }
         let progress = output.quiet ? nil : ProgressReporter.forTerminal(frameRate: format.frameRate)
         let presetNames = presets.isEmpty ? nil : presets.map(PresetLibrary.name(of:)).joined(separator: "+")
         let clips = try Self.eventClips(events, container: clipContainer, writerSettings: writerSettings, device: deviceName,
@@ -185,6 +189,7 @@ extension VTRecord {
             progress: progress,
             stills: stills,
             audio: audio,
+            motion: motion,
             notice: notice,
             makeSession: { handler in
                 try selection.makeSession(width: format.width, height: format.height, pixelFormat: format.pixelFormat,

@@ -221,6 +221,41 @@ import Glibc
         #expect(frames.first! <= 30)
     }
 
+    /// A still scene with camera noise and a square crossing it in frames 150 to 239: one clip,
+    /// from the pre-roll before the motion to the post-roll after it stopped.
+    @Test func motionMakesOneClipAroundIt() throws {
+        let camera = try FakeCamera(knobs: [.still, .noise(amplitude: 6), .mover(from: 150, to: 240)])
+        let (r, summary) = try Self.record(camera, frames: 420, ["--motion", "--motion-end", "0.5s",
+                                                                  "--events", camera.file("m-{n}.mp4"),
+                                                                  "--pre-roll", "2s", "--post-roll", "1s"])
+        try #require(r.status == 0, "\(r.stderr)")
+        let motion = try #require(summary["motion"] as? [String: Any], "\(summary)")
+        #expect(motion["episodes"] as? Int == 1, "\(motion)")
+        #expect(motion["frames"] as? Int == 420)
+        let clips = Self.clips(summary)
+        try #require(clips.count == 1, "\(summary["events"] ?? "no events")")
+        #expect(clips[0]["trigger"] as? String == "motion")
+        let frames = try Self.counters(try #require(clips[0]["file"] as? String))
+        // Motion starts within a few frames of 150; it ends once 0.5 s (15 pictures) were still
+        // after 239, at 254, and the post-roll runs from there.
+        #expect(frames.first! <= 150 - 2 * Self.rate, "the pre-roll is short: \(frames.first!)")
+        #expect(frames.last! >= 254 + Self.rate - 1, "the clip ended early: \(frames.last!)")
+        #expect(frames.last! <= 254 + Self.rate + 10, "the clip ran on: \(frames.last!)")
+    }
+
+    /// No motion: noise and a slow change of light, or the square behind a mask, make no clip.
+    @Test(arguments: [
+        ([FakeCamera.Knob.still, .noise(amplitude: 6), .lightRamp(from: 30, to: 120, delta: 40)], [String]()),
+        ([FakeCamera.Knob.still, .noise(amplitude: 6), .mover(from: 60, to: 120)], ["--motion-mask", "0,190,640,100"]),
+    ])
+    func noMotionMakesNoClip(knobs: [FakeCamera.Knob], extra: [String]) throws {
+        let camera = try FakeCamera(knobs: knobs)
+        let (r, summary) = try Self.record(camera, frames: 180, ["--motion", "--events", camera.file("m-{n}.mp4")] + extra)
+        try #require(r.status == 0, "\(r.stderr)")
+        #expect((summary["motion"] as? [String: Any])?["episodes"] as? Int == 0, "\(summary["motion"] ?? "none")")
+        #expect(Self.clips(summary).isEmpty)
+    }
+
     @Test(arguments: [
         (["--events", "c-{n}.mp4", "--pre-roll", "121s"], "at most 120s"),
         (["--events", "clip.mp4"], "same name"),
@@ -229,6 +264,10 @@ import Glibc
         (["--events", "c-{n}.avi"], ".avi"),
         (["--events", "c-{name}.mp4"], "{label}"),
         (["--events", "c-{n}.mp4", "--segment-time", "10s"], "add -o"),
+        (["--motion-area", "2%"], "add --motion"),
+        (["--motion", "--motion-mask", "1,2,3"], "--motion-mask 1,2,3"),
+        (["--motion", "--motion-mask", "/nonexistent/door.pgm"], "door.pgm"),
+        (["--motion", "--motion-sensitivity", "2"], "0 (least) to 1 (most)"),
     ])
     func badEventOptionsAreRefused(arguments: [String], expected: String) throws {
         try Tools.expectRefused(arguments, saying: expected)
