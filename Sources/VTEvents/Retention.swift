@@ -113,6 +113,13 @@ public final class RetentionJanitor: Sendable {
 
     public var report: RetentionReport { state.withLock { $0.report } }
 
+    /// "deleted 12 files (1.2 GB)", for the status line; nil before the first.
+    public var statusNote: String? {
+        let report = self.report
+        guard report.filesDeleted > 0 else { return nil }
+        return "deleted \(report.filesDeleted) file\(report.filesDeleted == 1 ? "" : "s") (\(formatByteSize(report.bytesFreed)))"
+    }
+
     /// Sweeps once now, then starts the janitor's thread (`vtrecord-keep`) and watches the
     /// output files.
     public func start() {

@@ -15,13 +15,18 @@ public final class ProgressReporter {
     private var lastDraw = ContinuousClock.now
     private var drewSomething = false
 
+    /// What parts of the recording made outside the pipeline show (retention's deletions);
+    /// asked on the encoder thread each time the line is drawn.
+    private let notes: () -> [String]
+
     /// nil unless standard error is a terminal.
-    public static func forTerminal(frameRate: FrameRate) -> ProgressReporter? {
-        isatty(2) == 1 ? ProgressReporter(frameRate: frameRate) : nil
+    public static func forTerminal(frameRate: FrameRate, notes: @escaping () -> [String] = { [] }) -> ProgressReporter? {
+        isatty(2) == 1 ? ProgressReporter(frameRate: frameRate, notes: notes) : nil
     }
 
-    init(frameRate: FrameRate) {
+    init(frameRate: FrameRate, notes: @escaping () -> [String] = { [] }) {
         self.frameRate = frameRate
+        self.notes = notes
     }
 
     /// What the line shows beside the frames written.
@@ -67,7 +72,7 @@ public final class ProgressReporter {
             line += "  sound: \(c.soundGaps) gaps, \(c.soundOverruns) overruns"
         }
         if !c.outputs.isEmpty { line += "  outputs: " + c.outputs.map(Self.brief).joined(separator: ", ") }
-        for note in c.notes { line += "  " + note }
+        for note in c.notes + notes() { line += "  " + note }
         writeRaw(line)
         drewSomething = true
     }

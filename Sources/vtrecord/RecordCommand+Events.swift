@@ -16,6 +16,7 @@ final class ControlBoard: Sendable {
         var recording: RecordingControl?
         var events: (@Sendable () -> EventReport)?
         var snapshot: Snapshot?
+        var retention: RetentionJanitor?
     }
 
     private let parts = Mutex(Parts())
@@ -23,11 +24,12 @@ final class ControlBoard: Sendable {
     func attach(_ recording: RecordingControl) { parts.withLock { $0.recording = recording } }
     func attach(events: (@Sendable () -> EventReport)?) { parts.withLock { $0.events = events } }
     func attach(snapshot: @escaping Snapshot) { parts.withLock { $0.snapshot = snapshot } }
+    func attach(retention: RetentionJanitor?) { parts.withLock { $0.retention = retention } }
     var snapshot: Snapshot? { parts.withLock { $0.snapshot } }
 
-    var current: (recording: RecordingControl?, events: EventReport?) {
-        let (recording, events) = parts.withLock { ($0.recording, $0.events) }
-        return (recording, events?())
+    var current: (recording: RecordingControl?, events: EventReport?, retention: RetentionReport?) {
+        let (recording, events, retention) = parts.withLock { ($0.recording, $0.events, $0.retention) }
+        return (recording, events?(), retention?.report)
     }
 }
 
@@ -36,9 +38,10 @@ struct ControlStatus: Encodable {
     var framesCaptured: Int
     var droppedQueue: Int
     var events: EventReport?
+    var retention: RetentionReport?
 
     enum CodingKeys: String, CodingKey {
-        case framesCaptured = "frames_captured", droppedQueue = "dropped_queue", events
+        case framesCaptured = "frames_captured", droppedQueue = "dropped_queue", events, retention
     }
 }
 
@@ -92,9 +95,9 @@ extension VTRecord {
             let file = (try? JSONEncoder().encode(OutputFileRegistry.key(path))).map { String(decoding: $0, as: UTF8.self) }
             return #"{"ok":true,"file":"# + (file ?? "null") + "}"
         case .status:
-            let (recording, events) = board.current
+            let (recording, events, retention) = board.current
             let status = ControlStatus(framesCaptured: recording?.framesCaptured ?? 0,
-                                       droppedQueue: recording?.droppedAtQueue ?? 0, events: events)
+                                       droppedQueue: recording?.droppedAtQueue ?? 0, events: events, retention: retention)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             guard let data = try? encoder.encode(status) else { return failure("the status could not be written") }

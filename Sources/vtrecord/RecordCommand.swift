@@ -167,7 +167,6 @@ extension VTRecord {
             (detector: try MotionDetector(settings: settings, width: format.width, height: format.height),
              inbox: events.events == nil ? nil : inbox as EventInbox?)
         }
-        let progress = output.quiet ? nil : ProgressReporter.forTerminal(frameRate: format.frameRate)
         let presetNames = presets.isEmpty ? nil : presets.map(PresetLibrary.name(of:)).joined(separator: "+")
         let clips = try Self.eventClips(events, container: clipContainer, writerSettings: writerSettings, device: deviceName,
                                         preset: presetNames, inbox: inbox, logger: logger, quiet: output.quiet)
@@ -177,6 +176,9 @@ extension VTRecord {
         let janitor = retention.isEmpty || rules.isEmpty ? nil
             : RetentionJanitor(rules: rules, keepFree: retention.keepFree?.target,
                                say: { [quiet = output.quiet] text in if !quiet { logger.notice("\(text)") } })
+        board.attach(retention: janitor)
+        let progress = output.quiet ? nil
+            : ProgressReporter.forTerminal(frameRate: format.frameRate, notes: { janitor?.statusNote.map { [$0] } ?? [] })
         // What the recording could not do as asked, unless --quiet.
         let notice: @Sendable (String) -> Void = { [quiet = output.quiet] text in if !quiet { logger.notice("\(text)") } }
         let recorder = Recorder(
