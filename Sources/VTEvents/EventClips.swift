@@ -148,7 +148,11 @@ public final class EventClips: MediaOutput {
     public func requiresKeyFrame(for token: FrameToken, at pts: MediaTime) -> Bool {
         newestSubmitted = pts
         guard let clip else { return false }
-        let boundary = [clip.end, clip.split].compactMap { $0 }.min()
+        // The nearer of its end and its cut (asked once each), without an array for every picture.
+        let boundary = switch (clip.end, clip.split) {
+        case let (end?, split?): min(end, split)
+        case let (end, split): end ?? split
+        }
         guard let boundary, pts >= boundary, keyFrameAsked != boundary else { return false }
         keyFrameAsked = boundary
         return true
