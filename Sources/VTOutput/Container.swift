@@ -41,11 +41,12 @@ public enum Container: String, CaseIterable, Sendable, Codable {
     /// The one place that decides the container: `--container` when given, else the
     /// extension of `path` (standard output and a name without an extension: raw H.264).
     /// An extension that names no container vtrecord writes is refused.
-    public static func choose(explicit: Container?, path: String) throws(UsageError) -> Container {
+    /// `option` names where the path was given, for the message.
+    public static func choose(explicit: Container?, path: String, option: String = "-o") throws(UsageError) -> Container {
         if let explicit { return explicit }
         guard path != "-", let ext = pathExtension(of: path) else { return .h264 }
         guard let container = Container(pathExtension: ext) else {
-            throw UsageError("cannot write .\(ext) files (-o \(path)): name the output \(extensionList), "
+            throw UsageError("cannot write .\(ext) files (\(option) \(path)): name the output \(extensionList), "
                              + "or choose the format with --container \(allCases.map(\.rawValue).joined(separator: "|"))")
         }
         return container

@@ -256,25 +256,26 @@ public enum OutputTemplateError: ReportableError, Equatable {
 
     public var exitStatus: ExitStatus { .usage }
 
-    public var description: String {
+    public var description: String { message(option: "-o") }
+
+    /// The message, naming the option the template was given to.
+    private func message(option: String) -> String {
         switch self {
-        case let .inOption(option, .unknownField(name, template)):
-            "\(option) \(template): unknown field {\(name)}: the fields are {device}, {preset}, {label}, {n} and {n:03}"
         case let .inOption(option, error):
-            // Every other message starts "-o TEMPLATE:".
-            option + String(error.description.dropFirst(2))
+            error.message(option: option)
         case let .unknownField(name, template):
-            "-o \(template): unknown field {\(name)}: the fields are {device}, {preset}, {n} and {n:03}"
+            "\(option) \(template): unknown field {\(name)}: the fields are {device}, {preset}, "
+                + (option == "-o" ? "" : "{label}, ") + "{n} and {n:03}"
         case let .badFieldFormat(field, template) where field.hasPrefix("n:"):
-            "-o \(template): {\(field)} is not a width: write {n:03} for three digits (1 to 20, with a leading 0)"
+            "\(option) \(template): {\(field)} is not a width: write {n:03} for three digits (1 to 20, with a leading 0)"
         case let .badFieldFormat(field, template):
-            "-o \(template): {\(field)} cannot be formatted that way: only {n} takes a width, as {n:03}"
+            "\(option) \(template): {\(field)} cannot be formatted that way: only {n} takes a width, as {n:03}"
         case let .conversionTooWide(spec, maximum, template):
-            "-o \(template): \(spec) is wider than vtrecord allows (at most \(maximum))"
+            "\(option) \(template): \(spec) is wider than vtrecord allows (at most \(maximum))"
         case let .unclosedField(template):
-            "-o \(template): a '{' has no closing '}': fields are written {device}, {preset}, {n}"
+            "\(option) \(template): a '{' has no closing '}': fields are written {device}, {preset}, {n}"
         case let .unknownConversion(spec, template):
-            "-o \(template): \(spec) is not a strftime time field (such as %Y%m%d-%H%M%S): write %% for a percent sign"
+            "\(option) \(template): \(spec) is not a strftime time field (such as %Y%m%d-%H%M%S): write %% for a percent sign"
         }
     }
 }

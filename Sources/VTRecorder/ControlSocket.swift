@@ -40,14 +40,7 @@ public final class ControlSocket: Sendable {
     public init(path: String, handle: @escaping @Sendable (String) -> String) throws {
         self.path = path
         self.handle = handle
-        var status = stat()
-        if lstat(path, &status) == 0 {
-            guard status.st_mode & S_IFMT == S_IFSOCK else {
-                throw SetUpError(message: "--control-socket \(path): exists and is not a socket: remove it or give another path")
-            }
-            guard !Self.answers(path) else {
-                throw SetUpError(message: "--control-socket \(path): another process is listening there: give another path")
-            }
+        if try Self.check(path) {
             // Left by a process that ended without removing it.
             _ = unlink(path)
         }
@@ -100,6 +93,21 @@ public final class ControlSocket: Sendable {
         Glibc.close(listener)
         Glibc.close(wakeRead)
         Glibc.close(wakeWrite)
+    }
+
+    /// Whether `path` can take the socket: nothing there (false), or a socket nobody listens on
+    /// any more (true: it may be replaced). Anything else is refused, as the command line's
+    /// checks refuse it before the camera is opened.
+    public static func check(_ path: String) throws(SetUpError) -> Bool {
+        var status = stat()
+        guard lstat(path, &status) == 0 else { return false }
+        guard status.st_mode & S_IFMT == S_IFSOCK else {
+            throw SetUpError(message: "--control-socket \(path): exists and is not a socket: remove it or give another path")
+        }
+        guard !answers(path) else {
+            throw SetUpError(message: "--control-socket \(path): another process is listening there: give another path")
+        }
+        return true
     }
 
     /// Whether a process accepts connections at `path`.

@@ -61,10 +61,7 @@ final class MotionStage: RecordingStage {
         if recent.count > detector.settings.framesToStart { recent.removeFirst() }
         frame = consume taken
         statistics.frames += 1
-        statistics.latestScore = observation.score
-        statistics.peakScore = max(statistics.peakScore, observation.score)
         if observation.started {
-            statistics.episodes += 1
             inbox?.add(EventRequest(source: .motion, kind: .begin(label: nil, duration: nil), time: recent[0]))
         }
         if observation.ended {
@@ -73,11 +70,15 @@ final class MotionStage: RecordingStage {
     }
 
     var statusNote: String? {
-        String(format: "motion %.1f %%%@", statistics.latestScore * 100, detector.summary.isActive ? " (moving)" : "")
+        String(format: "motion %.1f %%%@", detector.summary.latestScore * 100, detector.summary.isActive ? " (moving)" : "")
     }
 
     func report(into statistics: inout RecordingStatistics) {
+        // The scores and episodes are the detector's own; the stage adds what it counted.
         var mine = self.statistics
+        mine.episodes = detector.summary.episodes
+        mine.peakScore = detector.summary.peakScore
+        mine.latestScore = detector.summary.latestScore
         mine.noiseLevel = detector.noiseLevel
         statistics.motion = mine
     }

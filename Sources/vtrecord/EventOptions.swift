@@ -5,6 +5,7 @@ import VTCore
 import VTEncoding
 import VTEvents
 import VTOutput
+import VTRecorder
 
 /// `--events` and what goes with it: clips of what happened, with the moments before.
 struct EventOptions: ParsableArguments {
@@ -58,7 +59,7 @@ struct EventOptions: ParsableArguments {
     /// The clips' container, by the template's extension.
     func container() throws(UsageError) -> Container? {
         guard let events else { return nil }
-        return try Container.choose(explicit: nil, path: events)
+        return try Container.choose(explicit: nil, path: events, option: "--events")
     }
 
     /// The detector's settings at `rate` (the mask read and checked here); nil without `--motion`.
@@ -108,7 +109,7 @@ struct EventOptions: ParsableArguments {
         do throws(UsageError) {
             _ = try container()
         } catch {
-            throw ValidationError(error.message.replacingOccurrences(of: "-o ", with: "--events "))
+            throw ValidationError(error.message)
         }
         if preRollSeconds > Self.longestPreRoll {
             throw ValidationError("--pre-roll \(formatSeconds(preRollSeconds)) is longer than vtrecord holds: at most \(Int(Self.longestPreRoll))s")
@@ -118,9 +119,10 @@ struct EventOptions: ParsableArguments {
             throw ValidationError("--events \(events) is also -o: give the clips a template of their own")
         }
         if let controlSocket {
-            var status = stat()
-            if lstat(controlSocket, &status) == 0 && status.st_mode & S_IFMT != S_IFSOCK {
-                throw ValidationError("--control-socket \(controlSocket): exists and is not a socket: remove it or give another path")
+            do throws(ControlSocket.SetUpError) {
+                _ = try ControlSocket.check(controlSocket)
+            } catch {
+                throw ValidationError(error.message)
             }
         }
     }
