@@ -128,10 +128,13 @@ async function playStream() {
   return true;
 }
 
-function showMJPEG() {
+async function showMJPEG() {
+  // A multipart image never finishes loading, so it comes after the page's load event.
+  if (document.readyState !== "complete") {
+    await new Promise(resolve => window.addEventListener("load", resolve, {once: true}));
+  }
   const image = document.createElement("img");
   image.alt = "Live picture";
-  // The multipart stream never finishes loading; on an error it is opened again.
   image.onerror = () => setTimeout(() => { image.src = "stream.mjpeg?" + Date.now(); }, 2000);
   image.src = "stream.mjpeg";
   video.replaceWith(image);
