@@ -241,6 +241,8 @@ def main():
         print(json.dumps(value))
     except (CDPError, OSError, ValueError, websocket.WebSocketException) as error:
         sys.exit(f"cdp.py: {error}")
+    except KeyboardInterrupt:
+        sys.exit("cdp.py: interrupted")
 
 
 if __name__ == "__main__":

@@ -148,7 +148,8 @@ async function runLive() {
       if (!await playStream()) return showMJPEG();
       liveInfo.textContent = "MSE · stream ended, reconnecting…";
     } catch (error) {
-      liveInfo.textContent = `MSE · ${error.message}, reconnecting…`;
+      const reason = error.name === "AbortError" ? "no answer" : error.message;
+      liveInfo.textContent = `MSE · ${reason}, reconnecting…`;
     }
     video.onerror = null;
     video.removeAttribute("src");
