@@ -79,6 +79,9 @@ run: build
 # processes' load on both cores is a cost they do not control: it held a recording up for most
 # of a second, long enough to drop frames, in about one full run in three, and the 1080p one
 # for 2.5 s in one run of several.
+# SwiftPM's note that a dependency package ships a file it does not declare
+# (swift-distributed-tracing, under Hummingbird) is about that package, not vtrecord's build.
+FOREIGN_PACKAGE_WARNING := ^warning: 'swift-[a-z-]*': found [0-9]* file(s) which are unhandled
 TEST_ALONE := AdaptiveSpeedTests|theSnapshotIsAlwaysAWholeJPEGAndCostsNoFrame|aFileAndThreeStreamsFromA1080pCameraDropNothing
 # Tests that wait on real time outside the camera suite (the stream tests with their receivers,
 # relays and media servers; the container and sound trials, each suite one recording at a
@@ -93,7 +96,7 @@ TEST_PARTS := "--filter CameraRecordingTests --skip $(TEST_ALONE)" "--skip Camer
               "--filter $(TEST_WAITING) --skip $(TEST_QUIET)"
 test: deps
 	@log=$$(mktemp); status=0; $(SWIFT) build --build-tests >$$log 2>&1 || status=$$?; cat $$log; \
-	if grep -q "warning:" $$log; then echo "the build printed a warning (above): vtrecord builds without any"; status=1; fi; \
+	if grep "warning:" $$log | grep -vq "$(FOREIGN_PACKAGE_WARNING)"; then echo "the build printed a warning (above): vtrecord builds without any"; status=1; fi; \
 	rm -f $$log; exit $$status
 	@status=0; Tests/run-in-parallel.sh $(TEST_PARTS) || status=1; \
 	echo "=== swift test --filter '$(TEST_ALONE)'"; \

@@ -29,6 +29,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        // The HTTP server (--http): Hummingbird 2 on SwiftNIO, without its optional traits
+        // (swift-configuration, full Foundation), which vtrecord does not use.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.34.1"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
     ],
     targets: [
         // C libraries, one system-library target each; shim headers hold only what Swift
@@ -48,6 +55,8 @@ let package = Package(
                        providers: [.apt(["libasound2-dev"])]),
         // Linux calls glibc declares only under _GNU_SOURCE (sync_file_range).
         .systemLibrary(name: "CLinux"),
+        // libcrypt's crypt_r, for the password hashes of --http-auth.
+        .systemLibrary(name: "CCrypt", providers: [.apt(["libcrypt-dev"])]),
         // FFmpeg's libavformat, loaded on first use rather than linked (see its header).
         .target(name: "CAVFormat"),
 
@@ -70,11 +79,21 @@ let package = Package(
                 dependencies: ["VTCore", "CALSA", "CAVFormat", "VTFFmpeg",
                                .product(name: "Logging", package: "swift-log")]),
         .target(name: "VTEvents", dependencies: ["VTCore", "VTOutput"]),
+        .target(name: "VTLive",
+                dependencies: ["VTCore", "VTH264", "VTOutput", "VTEvents", "CCrypt",
+                               .product(name: "Hummingbird", package: "hummingbird"),
+                               .product(name: "HummingbirdCore", package: "hummingbird"),
+                               .product(name: "NIOCore", package: "swift-nio"),
+                               .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                               .product(name: "DequeModule", package: "swift-collections"),
+                               .product(name: "Prometheus", package: "swift-prometheus"),
+                               .product(name: "Logging", package: "swift-log")],
+                resources: [.embedInCode("Page")]),
         .target(name: "VTRecorder",
                 dependencies: ["VTCore", "VTCapture", "VTEncoding", "VTOutput", "VTEvents", "VTAudio", "CLinux"]),
         .executableTarget(name: "vtrecord",
                           dependencies: ["VTRecorder", "VTCore", "VTH264", "VTCapture",
-                                         "VTEncoding", "VTVAAPI", "VTOutput", "VTEvents", "VTReading", "VTDecoding", "VTAudio",
+                                         "VTEncoding", "VTVAAPI", "VTOutput", "VTEvents", "VTReading", "VTDecoding", "VTAudio", "VTLive",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser"),
                                          .product(name: "TOMLKit", package: "TOMLKit")],
                           // The shipped presets (presets/*.toml, linked here) are compiled into

@@ -22,6 +22,8 @@ public struct RecordingLimits: Sendable, Equatable {
 
 /// Why a recording ended.
 public enum StopReason: String, Sendable, Codable {
+    /// Not stopped yet: a live summary (`GET /status`) of a recording under way.
+    case recording
     case endOfInput = "end_of_input"
     case frameLimit = "frames"
     case durationLimit = "duration"
@@ -88,6 +90,14 @@ public final class Recorder {
     /// Signalled when the capture thread has left its loop; nil until it starts.
     private var captureThreadDone: DispatchSemaphore?
     private var sourceClosed = false
+    /// `liveResults`: how often the figures so far are published to `control.liveResult`,
+    /// in nanoseconds; nil publishes none.
+    private let liveResultInterval: Int64?
+    private var liveResultPublished: Int64 = 0
+    /// What the result reports before the run is over.
+    private var runStarted = ContinuousClock.now
+    private var encoderName = "none"
+    private var resolvedSettings: EncoderSettings?
 
     private struct FrameRecord {
         /// The time the frame went into the encoder with: its capture time, or its grid slot.
@@ -107,6 +117,7 @@ public final class Recorder {
                 retiming: FrameRate? = nil, timing: FrameRate? = nil, timestamps: TimestampLog? = nil,
                 depth: PipelineDepth = PipelineDepth(), progress: ProgressReporter? = nil, stills: StillTaker? = nil,
                 audio: AudioRecorder? = nil, motion: (detector: MotionDetector, inbox: EventInbox?)? = nil,
+                liveResults: Bool = false,
                 notice: @escaping (String) -> Void = { _ in },
                 makeSession: @escaping SessionFactory, makeOutput: @escaping OutputFactory) {
         precondition(timing == nil || depth.holdsGridFrame, "a constant-rate grid holds a frame the depth must count")
@@ -121,6 +132,7 @@ public final class Recorder {
         self.timing = timing
         self.timestamps = timestamps
         self.makeSession = makeSession
+        liveResultInterval = liveResults ? 500_000_000 : nil
         let frameDuration = (retiming ?? source.format.frameRate).frameDuration
         sound = audio.map { SoundInterleaver($0, frameDuration: frameDuration) }
         var speed: SpeedControlStage?
@@ -146,10 +158,9 @@ public final class Recorder {
     /// output end it early; a capture error ends it after what was captured is written.
     public func run() -> RecordingResult {
         let started = ContinuousClock.now
+        runStarted = started
         var reason = StopReason.endOfInput
         var failure: (any Error)?
-        var resolved: EncoderSettings?
-        var encoderName = "none"
         var outputFinished = false
 
         do {
@@ -159,7 +170,7 @@ public final class Recorder {
             try session.prepare()
             // The session that opened (auto may have given way to x264).
             encoderName = session.encoderName
-            resolved = session.resolvedSettings
+            resolvedSettings = session.resolvedSettings
             decodeTimes = DecodeTimes(delay: session.reorderDelay,
                                       frameDuration: frameDuration)
             for stage in stages { try stage.prepared(session) }
@@ -210,8 +221,10 @@ public final class Recorder {
         if !outputFinished, let output {
             control.whileWriting({ output.abandon() }, unusedFile: { nil })
         }
-        return result(reason: reason, failure: failure, encoder: encoderName, settings: resolved,
-                      elapsed: started.duration(to: .now))
+        let final = result(reason: reason, failure: failure, encoder: encoderName, settings: resolvedSettings,
+                           elapsed: started.duration(to: .now))
+        if liveResultInterval != nil { control.publishLive(final) }
+        return final
     }
 
     private func result(reason: StopReason, failure: (any Error)?, encoder: String, settings: EncoderSettings?,
@@ -373,6 +386,14 @@ public final class Recorder {
         }, unusedFile: { output.unusedFile })
         let written = output.statistics
         for stage in stages { stage.written(written) }
+        if let interval = liveResultInterval {
+            let now = MonotonicClock.nanoseconds()
+            if now - liveResultPublished >= interval {
+                liveResultPublished = now
+                control.publishLive(result(reason: .recording, failure: nil, encoder: encoderName,
+                                           settings: resolvedSettings, elapsed: runStarted.duration(to: .now)))
+            }
+        }
     }
 
     /// What the status line shows beside the frames written.

@@ -25,6 +25,7 @@ public final class RecordingControl: Sendable {
     /// Nanoseconds: the longest the capture thread took to hand a frame on (queue or drop).
     private let longestHandoff = Atomic<Int64>(0)
     private let failure = Mutex<(any Error)?>(nil)
+    private let live = Mutex<RecordingResult?>(nil)
     /// Held around each write to the output, so an abort never cuts an access unit in half.
     /// It guards the file an abort must remove: one the output made that holds no frame yet.
     private let writing = Mutex<String?>(nil)
@@ -55,6 +56,11 @@ public final class RecordingControl: Sendable {
     public var droppedAtQueue: Int { dropped.load(ordering: .acquiring) }
     var longestHandoffMilliseconds: Double { Double(longestHandoff.load(ordering: .acquiring)) / 1e6 }
     var captureFailure: (any Error)? { failure.withLock { $0 } }
+
+    /// The recording's figures so far (`Recorder(liveResults: true)`), refreshed twice a
+    /// second as frames are written, and the final result once the run is over; for any thread.
+    public var liveResult: RecordingResult? { live.withLock { $0 } }
+    func publishLive(_ result: RecordingResult) { live.withLock { $0 = result } }
 
     /// Ends the recording for a failure found off the capture thread (a required microphone
     /// gone, the audio encoder failing): capture stops as for a signal, what was captured is

@@ -124,6 +124,10 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
     public var motion: Motion?
     /// `--keep-size`, `--keep-free`, `--keep-age`: what was deleted; absent without them.
     public var retention: RetentionReport?
+    /// `--http`: the file systems the recording writes to, and the server's own figures;
+    /// absent without it.
+    public var disk: [Disk]?
+    public var http: HTTP?
     public var stopReason: StopReason
     public var error: String?
     public var settings: Settings?
@@ -140,6 +144,7 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
         case snapshotsWritten = "snapshots_written", snapshotsSkipped = "snapshots_skipped"
         case snapshotsFailed = "snapshots_failed", audio, speed
         case framesTruncated = "frames_truncated", outputs, outputsKeptUp = "outputs_kept_up", events, motion, retention
+        case disk, http
         case stopReason = "stop_reason", error, settings
     }
 
@@ -313,6 +318,49 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
 }
 
 extension RecordingSummary {
+    /// A folder the recording writes to, and the room on its file system.
+    public struct Disk: Codable, Sendable, Equatable {
+        public var path: String
+        public var freeBytes: Int64
+        public var totalBytes: Int64
+
+        public init(path: String, freeBytes: Int64, totalBytes: Int64) {
+            self.path = path
+            self.freeBytes = freeBytes
+            self.totalBytes = totalBytes
+        }
+
+        enum CodingKeys: String, CodingKey { case path, freeBytes = "free_bytes", totalBytes = "total_bytes" }
+    }
+
+    /// `--http`: who watched and what the server refused.
+    public struct HTTP: Codable, Sendable, Equatable {
+        public var address: String
+        public var liveViewers: Int
+        public var liveViewersServed: Int
+        public var liveViewersCutOff: Int
+        public var connectionsTimedOut: Int
+        public var clientsStalled: Int
+        public var authFailures: Int
+
+        public init(address: String, liveViewers: Int, liveViewersServed: Int, liveViewersCutOff: Int,
+                    connectionsTimedOut: Int, clientsStalled: Int, authFailures: Int) {
+            self.address = address
+            self.liveViewers = liveViewers
+            self.liveViewersServed = liveViewersServed
+            self.liveViewersCutOff = liveViewersCutOff
+            self.connectionsTimedOut = connectionsTimedOut
+            self.clientsStalled = clientsStalled
+            self.authFailures = authFailures
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case address, liveViewers = "live_viewers", liveViewersServed = "live_viewers_served"
+            case liveViewersCutOff = "live_viewers_cut_off", connectionsTimedOut = "connections_timed_out"
+            case clientsStalled = "clients_stalled", authFailures = "auth_failures"
+        }
+    }
+
     /// `--realtime adaptive`: where the encoder's speed went.
     public struct Speed: Codable, Sendable, Equatable {
         /// `--speed`: the best the encoder was allowed.

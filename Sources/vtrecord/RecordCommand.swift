@@ -7,6 +7,7 @@ import VTCore
 import VTDecoding
 import VTEncoding
 import VTH264
+import VTLive
 import VTEvents
 import VTOutput
 import VTRecorder
@@ -39,6 +40,7 @@ extension VTRecord {
         try output.validateOutput()
         try events.validateEvents(recording: output.recording)
         try retention.validateRetention(recording: output.recording, events: events.events, eventsAlone: eventsAlone)
+        try http.validateHTTP()
         if eventsAlone, output.segmentPolicy != nil || output.maxFiles != nil {
             throw ValidationError("\(output.segmentOptions.isEmpty ? "--max-files" : output.segmentOptions) applies to -o, "
                                   + "and --events without -o keeps only the clips: add -o for a continuous recording")
@@ -104,7 +106,7 @@ extension VTRecord {
         let realTime = settings.realTime ?? (input.input == nil && !input.testPattern ? .adaptive : .off)
         let depth = PipelineDepth(queue: realTime == .adaptive ? PipelineDepth.adaptiveQueue : PipelineDepth.defaultQueue,
                                   holdsGridFrame: timing == .cfr,
-                                  holdsStill: output.snapshot != nil || events.controlSocket != nil)
+                                  holdsStill: output.snapshot != nil || events.controlSocket != nil || http.http != nil)
         let source: any CaptureSource
         do {
             source = try openSource(depth: depth, live: realTime.isLive, logger: logger)
@@ -155,11 +157,11 @@ extension VTRecord {
         if container == .mp4 && template?.isStandardOutput == true && !output.quiet {
             logger.notice("standard output cannot be finalized: the MP4 stays fragmented")
         }
-        // The control socket's `snapshot PATH` asks the same taker, or one of its own.
+        // The control socket's `snapshot PATH` and `/snapshot.jpg` ask the same taker, or one of its own.
         let stills = try output.snapshot.map { path in
             try Self.stillTaker(path: path, interval: output.snapshotInterval!, fullRange: format.fullRange == true,
                                 logger: logger)
-        } ?? events.controlSocket.map { _ in StillTaker(requestsOnly: { text in logger.warning("\(text)") }) }
+        } ?? (events.controlSocket != nil || http.http != nil ? StillTaker(requestsOnly: { text in logger.warning("\(text)") }) : nil)
         if let stills {
             board.attach(snapshot: Self.snapshotOnRequest(stills, fullRange: format.fullRange == true))
         }
@@ -177,6 +179,45 @@ extension VTRecord {
             : RetentionJanitor(rules: rules, keepFree: retention.keepFree?.target,
                                say: { [quiet = output.quiet] text in if !quiet { logger.notice("\(text)") } })
         board.attach(retention: janitor)
+        let liveFeed = http.http == nil ? nil
+            : LiveFeed(stream: LiveStream(partTarget: Self.hlsPartTarget), frameRate: format.frameRate,
+                       partTarget: Self.hlsPartTarget, segmentTarget: Self.hlsSegmentTarget)
+        let liveBoard = LiveBoard()
+        let liveServer = try liveFeed.map { feed in
+            try Self.makeLiveServer(http, stream: feed.stream, board: liveBoard,
+                                    library: RecordingLibrary(sources: Self.librarySources(recording: template, clips: clips?.settings.template,
+                                                                                           device: deviceName, preset: presetNames),
+                                                              thumbnailer: { path in Self.recordingThumbnail(path: path) }),
+                                    event: Self.httpEvent(inbox: inbox, hasEvents: events.events != nil),
+                                    stop: { [quiet = output.quiet] in
+                                        if !quiet { logger.notice("POST /stop: finishing the recording") }
+                                        recordingInterrupt.endBy(Self.publishedEndingTime)
+                                        stop.stopCleanly()
+                                    },
+                                    snapshot: stills.map { Self.httpSnapshot($0, fullRange: format.fullRange == true) })
+        }
+        // The summary of --json-summary, at the end and (GET /status) as the recording goes.
+        let summarize: @Sendable (RecordingResult, EventReport?) -> RecordingSummary = {
+            [recordingName = output.recording, eventsName = eventsAlone ? events.events : nil, negotiation = camera?.negotiation,
+             janitor, liveServer, format] result, eventReport in
+            // The name chosen when -o was not given, unless there are several.
+            let outputName = destination?.description ?? recordingName ?? eventsName
+                ?? (segments == nil ? result.segments.first : nil) ?? template?.text ?? "-"
+            var summary = RecordingSummary(result: result, input: inputName, output: outputName,
+                                           container: destination?.scheme.formatName ?? container.rawValue,
+                                           format: format, camera: negotiation, realTime: realTime)
+            summary.events = eventReport
+            summary.retention = janitor?.report
+            if let server = liveServer {
+                summary.disk = Self.diskFigures(server.library.sources.map(\.directory))
+                let f = server.figures
+                summary.http = RecordingSummary.HTTP(address: server.settings.address.description, liveViewers: f.liveViewers,
+                                                     liveViewersServed: f.liveViewersServed, liveViewersCutOff: f.liveViewersCutOff,
+                                                     connectionsTimedOut: f.connectionsTimedOut, clientsStalled: f.clientsStalled,
+                                                     authFailures: f.authFailures)
+            }
+            return summary
+        }
         let progress = output.quiet ? nil
             : ProgressReporter.forTerminal(frameRate: format.frameRate, notes: { janitor?.statusNote.map { [$0] } ?? [] })
         // What the recording could not do as asked, unless --quiet.
@@ -192,6 +233,7 @@ extension VTRecord {
             stills: stills,
             audio: audio,
             motion: motion,
+            liveResults: liveServer != nil,
             notice: notice,
             makeSession: { handler in
                 try selection.makeSession(width: format.width, height: format.height, pixelFormat: format.pixelFormat,
@@ -229,7 +271,7 @@ extension VTRecord {
                 } else {
                     preconditionFailure("a recording is a file, a stream or event clips")
                 }
-                let beside: [any MediaOutput] = eventsAlone ? [] : clips.map { [$0] } ?? []
+                let beside: [any MediaOutput] = (eventsAlone ? [] : clips.map { [$0] } ?? []) + (liveFeed.map { [$0] } ?? [])
                 guard !branchSpecs.isEmpty || !beside.isEmpty else { return recording }
                 let branches = branchSpecs.enumerated().map { index, spec in
                     Self.branch(spec, index: index + 1, writerSettings: writerSettings, device: deviceName,
@@ -239,21 +281,25 @@ extension VTRecord {
             })
         stop.attach(recorder)
         board.attach(recorder.control)
+        liveBoard.attach(recorder.control)
+        if let liveServer {
+            liveBoard.attach(summary: { [liveEvents = clips?.liveReport] in
+                let result = liveBoard.result ?? RecordingResult(statistics: RecordingStatistics(), stopReason: .recording,
+                                                                 encoder: "none", settings: nil, error: nil)
+                return summarize(result, liveEvents?())
+            })
+            try liveServer.start(logger: logger)
+            if !output.quiet { logger.notice("serving the live view on http://\(liveServer.settings.address.withPort(liveServer.port))/") }
+        }
+        defer { liveServer?.stop() }
 
         // Before the first file: what earlier runs left is brought within bounds first.
         janitor?.start()
         let result = recorder.run()
         janitor?.stop()
         controlSocket?.close()
-        // The name chosen when -o was not given, unless there are several.
-        let outputName = destination?.description ?? output.recording ?? (eventsAlone ? events.events : nil)
-            ?? (segments == nil ? result.segments.first : nil) ?? template?.text ?? "-"
-        var summary = RecordingSummary(result: result, input: inputName, output: outputName,
-                                       container: destination?.scheme.formatName ?? container.rawValue,
-                                       format: format, camera: camera?.negotiation,
-                                       realTime: realTime)
-        summary.events = clips?.report
-        summary.retention = janitor?.report
+        liveServer?.stop()
+        let summary = summarize(result, clips?.report)
         if !output.quiet && result.statistics.framesEncoded > 0 {
             logger.notice("\(Self.describe(summary, result: result, clipsOnly: eventsAlone))")
         }

@@ -61,6 +61,7 @@ struct VTRecord: ParsableCommand {
     @OptionGroup(title: "Sound") var sound: AudioOptions
     @OptionGroup(title: "Events") var events: EventOptions
     @OptionGroup(title: "Keeping files") var retention: RetentionOptions
+    @OptionGroup(title: "Live view and control over HTTP") var http: HTTPOptions
 
     /// The groups of recording options, each of which can parse its own options alone (a
     /// preset's values are checked that way).

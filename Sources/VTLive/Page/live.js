@@ -192,7 +192,7 @@ function showStatus(s) {
   const drops = [s.dropped_queue, s.dropped_driver].filter(n => typeof n === "number");
   setText("dropped", drops.length ? drops.reduce((a, b) => a + b) : null);
   setText("bitrate", typeof s.bitrate === "number" ? `${(s.bitrate / 1e6).toFixed(2)} Mbit/s` : null);
-  setText("speed", s.speed?.current);
+  setText("speed", s.speed?.last);
   const audio = s.audio;
   setText("audio", audio && [
     has(audio.drift_ppm) && `drift ${fixed(audio.drift_ppm, 1)} ppm`,

@@ -1,0 +1,204 @@
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import Synchronization
+import VTCore
+
+/// `--http`: the HTTP server inside the recording process (Hummingbird 2 on SwiftNIO, on
+/// NIO's event loop threads and Swift's concurrency pool; never the recording's threads).
+///
+/// What it serves, and where from: the live picture from `LiveStream` (`/live.mp4`,
+/// `/live.m3u8`), stills (`/snapshot.jpg`), the live summary and its figures (`/status`,
+/// `/metrics`), events and a clean stop (`POST /events`, `POST /stop`), the files the
+/// templates made (`/recordings`), and the page at `/`. Everything the recording knows comes
+/// through `Hooks`, so this module knows no recorder.
+public final class LiveServer: Sendable {
+    public struct Hooks: Sendable {
+        /// The live summary, as JSON (the schema of `--json-summary`).
+        public var status: @Sendable () -> [UInt8]
+        /// The figures `/metrics` exposes.
+        public var metrics: @Sendable () -> [LiveMetric]
+        /// An event with a label and a duration in seconds (nil: a moment); the error's text,
+        /// or nil once it is taken.
+        public var event: (@Sendable (String?, Double?) -> String?)?
+        /// A clean stop, as SIGTERM.
+        public var stop: @Sendable () -> Void
+        /// A JPEG of the next picture.
+        public var snapshot: (@Sendable () async throws -> [UInt8])?
+
+        public init(status: @escaping @Sendable () -> [UInt8], metrics: @escaping @Sendable () -> [LiveMetric],
+                    event: (@Sendable (String?, Double?) -> String?)?, stop: @escaping @Sendable () -> Void,
+                    snapshot: (@Sendable () async throws -> [UInt8])?) {
+            self.status = status
+            self.metrics = metrics
+            self.event = event
+            self.stop = stop
+            self.snapshot = snapshot
+        }
+    }
+
+    public struct Settings: Sendable {
+        public var address: HTTPAddress
+        public var passwords: PasswordFile?
+        /// Connections at once; more wait to be accepted.
+        public var maxConnections = 128
+        /// A request must arrive whole within this time (slow-loris).
+        public var requestTime: TimeAmount = .seconds(10)
+        /// A client whose socket stays full this long while an answer is sent is closed.
+        public var stallTime: TimeAmount = .seconds(5)
+        /// The most a request's head may hold, and a request's body.
+        public var maxHeaderBytes = 16 << 10
+        public var maxBodyBytes = 64 << 10
+        /// How long a wrong password's answer waits.
+        public var refusalDelay: Duration = .seconds(1)
+
+        public init(address: HTTPAddress, passwords: PasswordFile?) {
+            self.address = address
+            self.passwords = passwords
+        }
+    }
+
+    public struct StartError: ReportableError {
+        public var description: String
+        public var exitStatus: ExitStatus { .usage }
+    }
+
+    public let settings: Settings
+    public let stream: LiveStream
+    let hooks: Hooks
+    public let library: RecordingLibrary
+    let guardCounters = ConnectionGuard.Counters()
+    let metrics = LiveMetrics()
+    let authFailures = Atomic<Int>(0)
+    private let task = Mutex<Task<Void, Never>?>(nil)
+    private let boundPort = Atomic<Int>(0)
+
+    public init(settings: Settings, stream: LiveStream, library: RecordingLibrary, hooks: Hooks) {
+        self.settings = settings
+        self.stream = stream
+        self.library = library
+        self.hooks = hooks
+    }
+
+    /// The port it listens on (the one chosen when asked for port 0).
+    public var port: Int { boundPort.load(ordering: .acquiring) }
+
+    /// Starts listening; returns once the socket is bound, or throws why it could not be.
+    public func start(logger: Logger) throws(StartError) {
+        let outcome = Mutex<Result<Int, StartError>?>(nil)
+        let ready = DispatchSemaphore(value: 0)
+        let address = settings.address
+        // Hummingbird's own log says what it does with each connection, and that it was cancelled
+        // at the end; vtrecord says what matters itself.
+        var quiet = logger
+        quiet.logLevel = .critical
+        let app = Application(
+            router: makeRouter(),
+            server: .http1(configuration: HTTP1Channel.Configuration(
+                additionalChannelHandlers: [ConnectionGuard(requestTime: self.settings.requestTime,
+                                                            stallTime: self.settings.stallTime,
+                                                            counters: self.guardCounters)],
+                httpDecoderConfiguration: .init(maxHeaderFieldSize: settings.maxHeaderBytes,
+                                                maxHeaderListSize: settings.maxHeaderBytes,
+                                                maxHeaderFieldCount: 100))),
+            configuration: ApplicationConfiguration(address: .hostname(address.host, port: address.port),
+                                                    serverName: "vtrecord",
+                                                    availableConnectionsDelegate: MaximumAvailableConnections(
+                                                        settings.maxConnections, logger: quiet)),
+            onServerRunning: { channel in
+                outcome.withLock { $0 = .success(channel.localAddress?.port ?? address.port) }
+                ready.signal()
+            },
+            logger: quiet)
+        let task = Task.detached {
+            do {
+                try await app.runService(gracefulShutdownSignals: [])
+            } catch {
+                outcome.withLock { slot in
+                    if slot == nil {
+                        slot = .failure(StartError(description: "--http \(address): cannot listen: \(Self.reason(error)): choose another address or port"))
+                    }
+                }
+                ready.signal()
+            }
+        }
+        self.task.withLock { $0 = task }
+        if ready.wait(timeout: .now() + 10) == .timedOut {
+            task.cancel()
+            throw StartError(description: "--http \(address): the server did not start within 10 s")
+        }
+        switch outcome.withLock({ $0 }) {
+        case .success(let port): boundPort.store(port, ordering: .releasing)
+        case .failure(let error): throw error
+        case nil: throw StartError(description: "--http \(address): the server did not start")
+        }
+    }
+
+    /// Ends every live answer and stops the server.
+    public func stop() {
+        stream.end()
+        guard let task = task.withLock({ $0.take() }) else { return }
+        task.cancel()
+        let done = DispatchSemaphore(value: 0)
+        Task.detached {
+            await task.value
+            done.signal()
+        }
+        _ = done.wait(timeout: .now() + 2)
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        if let io = error as? IOError {
+            switch io.errnoCode {
+            case EADDRINUSE: return "the address is in use"
+            case EADDRNOTAVAIL: return "no interface of this machine has that address"
+            case EACCES: return "permission denied (ports below 1024 need root)"
+            default: return String(cString: strerror(io.errnoCode))
+            }
+        }
+        return "\(error)"
+    }
+}
+
+/// `--http ADDR:PORT`: where the server listens.
+public struct HTTPAddress: Sendable, Equatable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+
+    /// `8080`, `:8080` (every interface), `127.0.0.1:8080`, `[::1]:8080`, `localhost:8080`.
+    /// A lone port listens on 127.0.0.1 only.
+    public init?(_ text: String) {
+        let text = text.trimmingCharacters(in: .whitespaces)
+        var host = "127.0.0.1"
+        var portText = text
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else { return nil }
+            host = String(text[text.index(after: text.startIndex) ..< close])
+            portText = String(text[text.index(close, offsetBy: 2)...])
+        } else if let colon = text.lastIndex(of: ":") {
+            let named = String(text[..<colon])
+            guard !named.contains(":") else { return nil }
+            host = named.isEmpty ? "0.0.0.0" : named
+            portText = String(text[text.index(after: colon)...])
+        }
+        guard !host.isEmpty, let port = Int(portText), (0 ... 65535).contains(port) else { return nil }
+        self.host = host
+        self.port = port
+    }
+
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+
+    /// The same host with another port (the one chosen for port 0).
+    public func withPort(_ port: Int) -> HTTPAddress {
+        var copy = self
+        copy.port = port
+        return copy
+    }
+
+    /// Whether only this machine can reach it: a loopback address (127.0.0.0/8, ::1, localhost).
+    public var isLoopback: Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+}

@@ -1,0 +1,47 @@
+import ArgumentParser
+import Foundation
+import VTLive
+
+/// `--http`: the built-in HTTP server (live view, status, metrics, events, recordings).
+struct HTTPOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("Serve a live view, status, metrics, events and the recordings over HTTP on this address: PORT or 127.0.0.1:PORT (this machine only), :PORT (every interface), ADDR:PORT. Port 0 picks a free one, said on stderr. An address beyond this machine needs --http-auth or --http-no-auth.", valueName: "addr:port"))
+    var http: String?
+
+    @Option(name: .long, help: ArgumentHelp("With --http: every request needs a user and password of this file, one user:hash line each, hashed as htpasswd -nB USER or openssl passwd -6 make them. Put TLS in front with a reverse proxy.", valueName: "file"))
+    var httpAuth: String?
+
+    @Flag(name: .long, help: "With --http on an address beyond this machine: serve without a password (a trusted network, or a proxy that checks them).")
+    var httpNoAuth = false
+
+    /// The address, checked.
+    var address: HTTPAddress? {
+        get throws {
+            guard let http else { return nil }
+            guard let address = HTTPAddress(http) else {
+                throw ValidationError("--http \(http): expected PORT, :PORT or ADDRESS:PORT (a port from 0 to 65535), such as 127.0.0.1:8080")
+            }
+            return address
+        }
+    }
+
+    /// Not named validate(): swift-argument-parser would call that on its own.
+    func validateHTTP() throws {
+        guard let address = try address else {
+            if let given = [httpAuth.map { _ in "--http-auth" }, httpNoAuth ? "--http-no-auth" : nil].compactMap({ $0 }).first {
+                throw ValidationError("\(given) applies to the HTTP server: add --http ADDRESS:PORT")
+            }
+            return
+        }
+        if httpAuth != nil && httpNoAuth {
+            throw ValidationError("--http-auth and --http-no-auth contradict each other: give one")
+        }
+        if !address.isLoopback && httpAuth == nil && !httpNoAuth {
+            throw ValidationError("--http \(http!) can be reached from other machines: give --http-auth FILE (user:hash lines, htpasswd -nB USER makes one) or --http-no-auth, or listen on 127.0.0.1")
+        }
+    }
+
+    /// The password file, read and checked.
+    func passwords() throws -> PasswordFile? {
+        try httpAuth.map { path in try PasswordFile(path: path) }
+    }
+}

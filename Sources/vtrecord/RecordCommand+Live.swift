@@ -1,0 +1,169 @@
+import Foundation
+import Logging
+import Synchronization
+import VTCore
+import VTDecoding
+import VTEvents
+import VTLive
+import VTOutput
+import VTRecorder
+
+extension VTRecord {
+    /// What the HTTP server reads of the recording, filled in as it is set up.
+    final class LiveBoard: Sendable {
+        private let recording = Mutex<RecordingControl?>(nil)
+        private let summarize = Mutex<(@Sendable () -> RecordingSummary)?>(nil)
+        func attach(_ control: RecordingControl) { recording.withLock { $0 = control } }
+        func attach(summary: @escaping @Sendable () -> RecordingSummary) { summarize.withLock { $0 = summary } }
+        /// The recording's figures so far; nil before it has started.
+        var result: RecordingResult? { recording.withLock { $0 }?.liveResult }
+        var summary: RecordingSummary? { summarize.withLock { $0 }?() }
+    }
+
+    /// How long an HLS part lasts, and the longest an HLS segment runs before it asks for a keyframe.
+    static let hlsPartTarget = 0.2
+    static let hlsSegmentTarget = 1.0
+
+    /// The server for `--http`, not started.
+    static func makeLiveServer(_ options: HTTPOptions, stream: LiveStream, board: LiveBoard, library: RecordingLibrary,
+                               event: @escaping @Sendable (String?, Double?) -> String?,
+                               stop: @escaping @Sendable () -> Void,
+                               snapshot: (@Sendable () async throws -> [UInt8])?) throws -> LiveServer {
+        guard let address = try options.address else { preconditionFailure("--http was checked") }
+        let hooks = LiveServer.Hooks(
+            status: { (board.summary.flatMap { try? Array($0.jsonData()) }) ?? Array(#"{"stop_reason":"starting"}"#.utf8) },
+            metrics: { board.summary.map(metrics) ?? [] },
+            event: event, stop: stop, snapshot: snapshot)
+        return LiveServer(settings: LiveServer.Settings(address: address, passwords: try options.passwords()),
+                          stream: stream, library: library, hooks: hooks)
+    }
+
+    /// An HTTP `POST /events` request, checked as the control socket's `event` is.
+    static func httpEvent(inbox: EventInbox, hasEvents: Bool) -> @Sendable (String?, Double?) -> String? {
+        { label, duration in
+            guard hasEvents else { return "there is no --events to keep a clip in" }
+            if let label, !EventRequest.isValidLabel(label) {
+                return "label \(label): letters, digits, '.', '_' and '-' only, at most 64"
+            }
+            if let duration, !(duration >= 0 && duration <= 86_400) {
+                return "duration \(duration): give seconds from 0 to 86400"
+            }
+            inbox.add(EventRequest(source: .http, kind: .begin(label: label, duration: duration ?? 0)))
+            return nil
+        }
+    }
+
+    /// `/snapshot.jpg`: a JPEG of the next picture, through the still thread.
+    static func httpSnapshot(_ stills: StillTaker, fullRange: Bool) -> @Sendable () async throws -> [UInt8] {
+        {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
+                let jpeg = Mutex<[UInt8]>([])
+                let answered = Atomic<Bool>(false)
+                stills.request({ picture in
+                    let bytes = try Pictures.still(picture, fullRange: fullRange, quality: snapshotQuality)
+                    jpeg.withLock { $0 = bytes }
+                }, answer: { error in
+                    guard !answered.exchange(true, ordering: .acquiringAndReleasing) else { return }
+                    if let error { continuation.resume(throwing: error) } else { continuation.resume(returning: jpeg.withLock { $0 }) }
+                })
+                // A recording that ends before its next picture answers nothing: give up in time.
+                DispatchQueue.global().asyncAfter(deadline: .now() + snapshotWait) {
+                    guard !answered.exchange(true, ordering: .acquiringAndReleasing) else { return }
+                    continuation.resume(throwing: StillTimedOut())
+                }
+            }
+        }
+    }
+
+    /// A still for `/recordings`' cards: the first picture, 320 pixels wide.
+    static func recordingThumbnail(path: String) -> [UInt8]? {
+        guard let generator = try? AssetImageGenerator(path: path),
+              let image = try? generator.image(at: 0, exact: false) else { return nil }
+        let source = image.picture
+        let width = 320
+        let height = max(2, Int((Double(width) * Double(source.height) / Double(max(1, source.width))).rounded()) & ~1)
+        let picture = Pictures.scaled(source, width: width, height: height)
+        if !image.isFullRange { Pictures.expandToFullRange(picture) }
+        return try? Pictures.jpeg(picture, quality: 75)
+    }
+
+    /// The templates' folders and names, for `/recordings`.
+    static func librarySources(recording: OutputTemplate?, clips: OutputTemplate?, device: String,
+                               preset: String?) -> [RecordingLibrary.Source] {
+        [(recording, "recording"), (clips, "clip")].compactMap { template, kind in
+            guard let template, !template.isStandardOutput, let directory = template.fixedDirectory,
+                  let pattern = template.fileNamePattern(device: device, preset: preset) else { return nil }
+            return RecordingLibrary.Source(kind: kind, directory: directory, pattern: pattern)
+        }
+    }
+
+    /// The room on the file systems of `folders`, each once.
+    static func diskFigures(_ folders: [String]) -> [RecordingSummary.Disk] {
+        var seen = Set<UInt64>()
+        return folders.compactMap { folder in
+            var info = statvfs()
+            guard statvfs(folder, &info) == 0, seen.insert(UInt64(info.f_fsid)).inserted else { return nil }
+            return RecordingSummary.Disk(path: folder, freeBytes: Int64(info.f_bavail) * Int64(info.f_frsize),
+                                         totalBytes: Int64(info.f_blocks) * Int64(info.f_frsize))
+        }
+    }
+
+    /// `/metrics`: the summary's figures under Prometheus names.
+    static func metrics(_ s: RecordingSummary) -> [LiveMetric] {
+        var m: [LiveMetric] = [
+            LiveMetric("vtrecord_frames_captured_total", .counter, Double(s.framesCaptured),
+                       help: "Frames the source gave."),
+            LiveMetric("vtrecord_frames_encoded_total", .counter, Double(s.framesEncoded), help: "Frames written."),
+            LiveMetric("vtrecord_keyframes_total", .counter, Double(s.keyframes), help: "Keyframes written."),
+            LiveMetric("vtrecord_frames_dropped_total", .counter, Double(s.droppedQueue), labels: [("stage", "queue")],
+                       help: "Frames dropped: at the queue (the encoder fell behind) or by the driver."),
+            LiveMetric("vtrecord_frames_dropped_total", .counter, Double(s.droppedDriver), labels: [("stage", "driver")],
+                       help: "Frames dropped: at the queue (the encoder fell behind) or by the driver."),
+            LiveMetric("vtrecord_frames_bad_total", .counter, Double(s.framesBad), help: "Damaged frames the source gave."),
+            LiveMetric("vtrecord_written_bytes_total", .counter, Double(s.bytes), help: "Bytes of the recording written."),
+            LiveMetric("vtrecord_video_bitrate_bits_per_second", .gauge, Double(s.bitrate),
+                       help: "The recording's mean bit rate so far."),
+            LiveMetric("vtrecord_encode_frames_per_second", .gauge, s.encodeFPS, help: "Frames encoded per second."),
+            LiveMetric("vtrecord_capture_frames_per_second", .gauge, s.captureFPS, help: "Frames captured per second."),
+            LiveMetric("vtrecord_recording_seconds", .gauge, s.seconds, help: "How long the recording has run."),
+        ]
+        if let p50 = s.latencyP50 {
+            m.append(LiveMetric("vtrecord_capture_to_write_p50_seconds", .gauge, p50 / 1000,
+                                help: "Median time from capture to written."))
+        }
+        if let audio = s.audio {
+            m.append(LiveMetric("vtrecord_audio_gaps_total", .counter, Double(audio.gaps), help: "Gaps in the sound filled with silence."))
+            if let drift = audio.driftPPM {
+                m.append(LiveMetric("vtrecord_audio_drift_ppm", .gauge, drift, help: "The sound clock against the camera's, in ppm."))
+            }
+        }
+        if let events = s.events {
+            m.append(LiveMetric("vtrecord_event_triggers_total", .counter, Double(events.triggers), help: "Event requests taken."))
+            m.append(LiveMetric("vtrecord_event_clips_total", .counter, Double(events.clips.count), help: "Event clips begun."))
+            m.append(LiveMetric("vtrecord_preroll_held_bytes", .gauge, Double(events.heldBytes),
+                                help: "Bytes the pre-roll holds in memory."))
+        }
+        if let motion = s.motion {
+            m.append(LiveMetric("vtrecord_motion_score", .gauge, motion.scoreLast, help: "The latest motion score (share of the picture that moved, %)."))
+            m.append(LiveMetric("vtrecord_motion_episodes_total", .counter, Double(motion.episodes), help: "Motion episodes seen."))
+        }
+        if let retention = s.retention {
+            m.append(LiveMetric("vtrecord_retention_deleted_files_total", .counter, Double(retention.filesDeleted),
+                                help: "Files deleted to keep within --keep-size, --keep-age, --keep-free."))
+            m.append(LiveMetric("vtrecord_retention_freed_bytes_total", .counter, Double(retention.bytesFreed),
+                                help: "Bytes those deletions freed."))
+        }
+        for output in s.outputs where output.role == .secondary {
+            let name = [("output", output.report.name)]
+            m.append(LiveMetric("vtrecord_output_up", .gauge, output.report.state == .connected ? 1 : 0, labels: name,
+                                help: "Whether an output beside the recording is taking packets."))
+            m.append(LiveMetric("vtrecord_output_packets_dropped_total", .counter, Double(output.report.packetsDropped),
+                                labels: name, help: "Packets an output beside the recording could not take."))
+        }
+        for disk in s.disk ?? [] {
+            m.append(LiveMetric("vtrecord_disk_free_bytes", .gauge, Double(disk.freeBytes), labels: [("path", disk.path)],
+                                help: "Free bytes on the file system the recording writes to."))
+        }
+        return m
+    }
+}
