@@ -18,12 +18,15 @@ BIN        := .build/$(CONFIG)/vtrecord
 # run the README's recipes, one of which reads verify's JSON with jq; published streams are
 # received on loopback by programs vtrecord's authors did not write: ffmpeg for SRT, RTSP and
 # UDP, nginx's RTMP module, started by the tests themselves and never as a service, and SRT's
-# own srt-live-transmit for trying a publisher by hand).
+# own srt-live-transmit for trying a publisher by hand; --http's password hashes come from
+# libcrypt, its tests talk to it with curl, make hashes with openssl, parse /metrics with
+# Prometheus' own Python client and drive Chromium over DevTools with python3-websocket).
 DEB_PACKAGES := pkg-config libx264-dev libv4l-dev libva-dev libdrm-dev libyuv-dev libturbojpeg0-dev \
                 ffmpeg x264 v4l-utils vainfo mandoc man-db bc mediainfo gstreamer1.0-tools \
                 gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad \
                 gstreamer1.0-libav mkvtoolnix chromium python3 libavformat-dev libavcodec-dev libavutil-dev strace \
-                libasound2-dev alsa-utils libswresample-dev jq srt-tools nginx-light libnginx-mod-rtmp motion
+                libasound2-dev alsa-utils libswresample-dev jq srt-tools nginx-light libnginx-mod-rtmp motion \
+                libcrypt-dev curl openssl python3-websocket python3-prometheus-client
 
 # Debian packages only make bench needs: the peers it measures against (GStreamer's x264enc is
 # in plugins-ugly, its Y4M reader in plugins-bad), callgrind, matplotlib for the chart
@@ -87,7 +90,7 @@ TEST_ALONE := AdaptiveSpeedTests|theSnapshotIsAlwaysAWholeJPEGAndCostsNoFrame|aF
 # relays and media servers; the container and sound trials, each suite one recording at a
 # time) run in a process of their own: there each serialized suite holds one of Swift Testing's
 # two places for minutes without the rest queueing behind it.
-TEST_WAITING := PublishingTests|PublishingReceiverTests|StreamPeerProofTests|ContainerTrialTests|SoundCaptureTests|EventClipTests
+TEST_WAITING := PublishingTests|PublishingReceiverTests|StreamPeerProofTests|ContainerTrialTests|SoundCaptureTests|EventClipTests|LiveServerTests
 # SRT through the lossy relay (5 % lost each way, 200 ms round trip) at latency=500 has two
 # rounds of retransmission and little time to spare: beside the rest, a packet arrived 2 ms
 # after its time and was dropped. Those tests run last, with the machine to themselves.

@@ -15,8 +15,17 @@ extension VTRecord {
         private let summarize = Mutex<(@Sendable () -> RecordingSummary)?>(nil)
         func attach(_ control: RecordingControl) { recording.withLock { $0 = control } }
         func attach(summary: @escaping @Sendable () -> RecordingSummary) { summarize.withLock { $0 = summary } }
-        /// The recording's figures so far; nil before it has started.
-        var result: RecordingResult? { recording.withLock { $0 }?.liveResult }
+        /// The recording's figures so far; nil before it has started. The capture counters are
+        /// read now (the rest is at most half a second old): a browser that measures its delay
+        /// against the camera's frame count needs the count of this moment.
+        var result: RecordingResult? {
+            guard let control = recording.withLock({ $0 }), var result = control.liveResult else { return nil }
+            if result.stopReason == .recording {
+                result.statistics.framesCaptured = control.framesCaptured
+                result.statistics.droppedQueue = control.droppedAtQueue
+            }
+            return result
+        }
         var summary: RecordingSummary? { summarize.withLock { $0 }?() }
     }
 

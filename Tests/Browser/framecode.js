@@ -1,11 +1,13 @@
 // Samples the frame code (Sources/VTCapture/FrameCode.swift) of the picture a playing <video>
 // shows, for cdp.py: `cdp.py URL framecode.js --args '{"samples": 30}'`. Returns
-// [{t, frame, decoded, currentTime}], frame null where no valid code is seen.
+// [{t, frame, decoded, currentTime}] (with `captured` and `asked_ms` when args.status names a
+// status URL), frame null where no valid code is seen.
 const SAMPLES = args.samples ?? 50;          // at most this many samples,
 const SECONDS = args.seconds ?? 10;          // for at most this long,
 const PERIOD_MS = args.period_ms ?? 100;     // one every this many milliseconds
 const SELECTOR = args.selector ?? "video";
 const WAIT_SECONDS = args.wait_seconds ?? 10; // for the first picture
+const STATUS = args.status ?? null;          // a URL whose JSON has frames_captured, read with each sample
 
 const video = document.querySelector(SELECTOR);
 if (!video) throw new Error(`no ${SELECTOR} in the page`);
@@ -63,12 +65,19 @@ function readFrameCode() {
 const samples = [];
 for (const start = performance.now();
      samples.length < SAMPLES && performance.now() - start < SECONDS * 1000;) {
-  samples.push({
+  const sample = {
     t: performance.now(),
     frame: readFrameCode(),
     decoded: video.getVideoPlaybackQuality().totalVideoFrames,
     currentTime: video.currentTime,
-  });
+  };
+  if (STATUS) {
+    // The camera's frames so far, asked right after the picture was read.
+    const answer = await fetch(STATUS, {cache: "no-store"});
+    sample.captured = (await answer.json()).frames_captured;
+    sample.asked_ms = performance.now() - sample.t;
+  }
+  samples.push(sample);
   await sleep(PERIOD_MS);
 }
 return samples;
