@@ -247,6 +247,61 @@ import Glibc
         #expect(child.wait().status == 0)
     }
 
+    /// The README's nginx configuration, with a certificate made here, in front of the server:
+    /// the page, the status and the live stream come through TLS under the sub-path.
+    @Test func nginxFromTheReadmeServesItOverTLS() throws {
+        let camera = try FakeCamera()
+        let readme = try String(contentsOfFile: Self.root + "/README.md", encoding: .utf8)
+        let block = try #require(readme.components(separatedBy: "```nginx\n").dropFirst().first?
+            .components(separatedBy: "```").first, "no nginx block in the README")
+        let key = camera.file("cam.key"), certificate = camera.file("cam.pem")
+        let made = try Tools.run("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate,
+                                             "-days", "1", "-subj", "/CN=localhost"])
+        try #require(made.status == 0, "\(made.stderr)")
+        let (child, port) = try Self.start(camera, ["--format", "nv12", "--duration", "30s", "-o", camera.file("rec.mp4")])
+        defer { if child.isRunning { child.send(SIGKILL) } }
+        let proxyPort = LoopbackPort.free(udp: false)
+        var server = block.replacingOccurrences(of: "listen 443 ssl;", with: "listen 127.0.0.1:\(proxyPort) ssl;")
+            .replacingOccurrences(of: "http://127.0.0.1:8080/", with: "http://127.0.0.1:\(port)/")
+        server = server.replacing(#/ssl_certificate\s+\S+;/#, with: "ssl_certificate \(certificate);")
+            .replacing(#/ssl_certificate_key\s+\S+;/#, with: "ssl_certificate_key \(key);")
+        let temporary = camera.file("nginx-temp")
+        try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
+        let configuration = """
+            daemon off;
+            master_process off;
+            worker_processes 1;
+            pid \(camera.file("nginx.pid"));
+            error_log stderr warn;
+            events { worker_connections 64; }
+            http {
+                access_log off;
+                client_body_temp_path \(temporary);
+                proxy_temp_path \(temporary);
+                \(server)
+            }
+            """
+        try configuration.write(toFile: camera.file("nginx.conf"), atomically: true, encoding: .utf8)
+        let nginx = try ChildProcess(["/usr/sbin/nginx", "-c", camera.file("nginx.conf"), "-e", "stderr"],
+                                     environment: ProcessInfo.processInfo.environment, signalsUnblocked: true)
+        defer { if nginx.isRunning { nginx.send(SIGKILL) } }
+        let base = "https://localhost:\(proxyPort)/cam1/"
+        var page = Data()
+        for _ in 0 ..< 50 where page.isEmpty {
+            usleep(100_000)
+            page = try Tools.run("curl", ["-sk", "--max-time", "5", base]).stdout
+        }
+        #expect(String(decoding: page, as: UTF8.self).contains("live.js"), "the page through nginx: \(nginx.standardErrorSoFar)")
+        let status = Self.json(try Tools.run("curl", ["-sk", "--max-time", "5", base + "status"]).stdout)
+        #expect(status["stop_reason"] as? String == "recording", "\(status)")
+        // Two seconds of the live stream come through as they are made.
+        let live = try Tools.run("curl", ["-sk", "--max-time", "2", base + "live.mp4"])
+        #expect(live.stdout.count > 20_000 && live.stdout.dropFirst(4).starts(with: Array("ftyp".utf8)),
+                "\(live.stdout.count) bytes of the live stream through nginx")
+        child.send(SIGINT)
+        #expect(child.wait().status == 0)
+    }
+
     @Test(arguments: [
         (["--http", ":8080"], "--http-auth"),
         (["--http", "0.0.0.0:8080"], "can be reached from other machines"),
@@ -274,6 +329,8 @@ import Glibc
         try Tools.expectRefused(["--http", "127.0.0.1:\(port)"], saying: "the address is in use")
     }
 
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
     static let browser = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Browser").path
     static let peers = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
