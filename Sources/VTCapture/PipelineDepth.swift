@@ -17,6 +17,8 @@ public struct PipelineDepth: Sendable, Equatable {
     public let holdsGridFrame: Bool
     /// Whether a still taker (`--snapshot`) holds a frame after it was encoded.
     public let holdsStill: Bool
+    /// `--http`'s MJPEG stream makes its JPEGs from a frame held on a still thread of its own.
+    public let holdsLiveStill: Bool
 
     /// The queue of the default pipeline: a few frames absorb an encoder's uneven pace (a
     /// keyframe, a scene change) without dropping, and no more, since a live source's frames
@@ -32,14 +34,16 @@ public struct PipelineDepth: Sendable, Equatable {
     /// pictures, so the backlog does not stay.
     public static let adaptiveQueue = 24
 
-    public init(queue: Int = PipelineDepth.defaultQueue, holdsGridFrame: Bool = false, holdsStill: Bool = false) {
+    public init(queue: Int = PipelineDepth.defaultQueue, holdsGridFrame: Bool = false, holdsStill: Bool = false,
+                holdsLiveStill: Bool = false) {
         precondition(queue >= 1, "the pipeline needs room for one frame between its threads")
         self.queue = queue
         self.holdsGridFrame = holdsGridFrame
         self.holdsStill = holdsStill
+        self.holdsLiveStill = holdsLiveStill
     }
 
     /// Frames the pipeline may hold at once: the queue, the frame the capture thread is
     /// handing over, the frame in the encoder, the grid's and the still taker's.
-    public var framesHeld: Int { queue + 2 + (holdsGridFrame ? 1 : 0) + (holdsStill ? 1 : 0) }
+    public var framesHeld: Int { queue + 2 + (holdsGridFrame ? 1 : 0) + (holdsStill ? 1 : 0) + (holdsLiveStill ? 1 : 0) }
 }

@@ -30,9 +30,11 @@ public enum Pictures {
         return try jpeg(packed, quality: quality)
     }
 
-    /// `picture` scaled to `width`×`height` with libyuv's box filter (the best for shrinking).
+    /// `picture` (I420 or NV12) scaled to `width`×`height` as I420 with libyuv's box filter
+    /// (the best for shrinking).
     public static func scaled(_ picture: PixelBuffer, width: Int, height: Int) -> PixelBuffer {
         if picture.width == width && picture.height == height { return copy(picture) }
+        if picture.format != .i420 { return scaled(copy(picture), width: width, height: height) }
         let out = PixelBuffer(format: .i420, width: width, height: height)
         let s = picture.planes
         let d = out.planes

@@ -18,7 +18,8 @@ extension LiveServer {
         router.get("/live/:name") { [stream] _, context in
             try await Self.hlsFile(stream, name: context.parameters.get("name") ?? "")
         }
-        router.get("/snapshot.jpg") { [hooks] _, _ in try await Self.snapshot(hooks) }
+        router.get("/snapshot.jpg") { [hooks, jpegs] _, _ in try await Self.snapshot(hooks, jpegs: jpegs) }
+        router.get("/stream.mjpeg") { [jpegs] _, _ in Self.mjpeg(jpegs) }
 
         router.get("/status") { [hooks] _, _ in
             Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
@@ -169,15 +170,43 @@ extension LiveServer {
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: bytes))
     }
 
-    static func snapshot(_ hooks: Hooks) async throws -> Response {
-        guard let snapshot = hooks.snapshot else { return failure(.notFound, "no stills from this recording") }
-        do {
-            let jpeg = try await snapshot()
-            return Response(status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "no-store"],
-                            body: ResponseBody(byteBuffer: ByteBuffer(bytes: jpeg)))
-        } catch {
-            return failure(.serviceUnavailable, "no still: \(error)")
+    /// The camera's next JPEG when it sends JPEGs, else a JPEG of the next picture.
+    static func snapshot(_ hooks: Hooks, jpegs: JPEGFeed) async throws -> Response {
+        let jpeg: ByteBuffer
+        if jpegs.fromCamera {
+            guard let (next, _) = await jpegs.next(after: 0, timeout: .seconds(5)) else {
+                return failure(.serviceUnavailable, "no picture came from the camera within 5 s")
+            }
+            jpeg = next
+        } else {
+            guard let snapshot = hooks.snapshot else { return failure(.notFound, "no stills from this recording") }
+            do {
+                jpeg = ByteBuffer(bytes: try await snapshot())
+            } catch {
+                return failure(.serviceUnavailable, "no still: \(error)")
+            }
         }
+        return Response(status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "no-store"],
+                        body: ResponseBody(byteBuffer: jpeg))
+    }
+
+    /// Motion JPEG as ustreamer and IP cameras serve it: a multipart answer, one JPEG a part,
+    /// each the newest there is when the client is ready for it.
+    static func mjpeg(_ jpegs: JPEGFeed) -> Response {
+        guard jpegs.join() else { return failure(.serviceUnavailable, "too many viewers of the MJPEG stream") }
+        let boundary = "vtrecordframe"
+        let headers: HTTPFields = [.contentType: "multipart/x-mixed-replace;boundary=\(boundary)",
+                                   .cacheControl: "no-store", .connection: "close"]
+        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+            defer { jpegs.leave() }
+            var seen: UInt64 = 0
+            while let (jpeg, sequence) = await jpegs.next(after: seen, timeout: nil) {
+                seen = sequence
+                let head = "--\(boundary)\r\nContent-Type: image/jpeg\r\nContent-Length: \(jpeg.readableBytes)\r\n\r\n"
+                try await writer.write(contentsOf: [ByteBuffer(string: head), jpeg, ByteBuffer(string: "\r\n")])
+            }
+            try await writer.finish(nil)
+        })
     }
 
     /// `POST /events`: JSON `{"label": "door", "duration": 10}`, or the same as query

@@ -67,6 +67,7 @@ public final class LiveServer: Sendable {
 
     public let settings: Settings
     public let stream: LiveStream
+    public let jpegs: JPEGFeed
     let hooks: Hooks
     public let library: RecordingLibrary
     let guardCounters = ConnectionGuard.Counters()
@@ -75,9 +76,10 @@ public final class LiveServer: Sendable {
     private let task = Mutex<Task<Void, Never>?>(nil)
     private let boundPort = Atomic<Int>(0)
 
-    public init(settings: Settings, stream: LiveStream, library: RecordingLibrary, hooks: Hooks) {
+    public init(settings: Settings, stream: LiveStream, jpegs: JPEGFeed, library: RecordingLibrary, hooks: Hooks) {
         self.settings = settings
         self.stream = stream
+        self.jpegs = jpegs
         self.library = library
         self.hooks = hooks
     }
@@ -139,6 +141,7 @@ public final class LiveServer: Sendable {
     /// Ends every live answer and stops the server.
     public func stop() {
         stream.end()
+        jpegs.end()
         guard let task = task.withLock({ $0.take() }) else { return }
         task.cancel()
         let done = DispatchSemaphore(value: 0)

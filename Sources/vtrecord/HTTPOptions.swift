@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import VTCore
 import VTLive
 
 /// `--http`: the built-in HTTP server (live view, status, metrics, events, recordings).
@@ -12,6 +13,15 @@ struct HTTPOptions: ParsableArguments {
 
     @Flag(name: .long, help: "With --http on an address beyond this machine: serve without a password (a trusted network, or a proxy that checks them).")
     var httpNoAuth = false
+
+    @Option(name: .long, help: ArgumentHelp("With --http: pictures a second of /stream.mjpeg, made with libturbojpeg while someone watches it (default 10). An MJPEG camera's own JPEGs are served as they come instead, at its rate.", valueName: "rate"))
+    var httpMjpegFps: Double?
+
+    @Option(name: .long, help: ArgumentHelp("With --http: the size of the JPEGs made for /stream.mjpeg (default the picture's own).", valueName: "WxH"))
+    var httpMjpegSize: FrameSize?
+
+    /// Seconds between the JPEGs of /stream.mjpeg.
+    var mjpegInterval: Double { 1 / (httpMjpegFps ?? 10) }
 
     /// The address, checked.
     var address: HTTPAddress? {
@@ -27,10 +37,18 @@ struct HTTPOptions: ParsableArguments {
     /// Not named validate(): swift-argument-parser would call that on its own.
     func validateHTTP() throws {
         guard let address = try address else {
-            if let given = [httpAuth.map { _ in "--http-auth" }, httpNoAuth ? "--http-no-auth" : nil].compactMap({ $0 }).first {
+            if let given = [httpAuth.map { _ in "--http-auth" }, httpNoAuth ? "--http-no-auth" : nil,
+                            httpMjpegFps.map { _ in "--http-mjpeg-fps" },
+                            httpMjpegSize.map { _ in "--http-mjpeg-size" }].compactMap({ $0 }).first {
                 throw ValidationError("\(given) applies to the HTTP server: add --http ADDRESS:PORT")
             }
             return
+        }
+        if let fps = httpMjpegFps, !(fps > 0 && fps <= 60) {
+            throw ValidationError("--http-mjpeg-fps must be above 0 and at most 60")
+        }
+        if let size = httpMjpegSize, size.width < 16 || size.height < 16 || size.width % 2 != 0 || size.height % 2 != 0 {
+            throw ValidationError("--http-mjpeg-size \(size): give even sizes of 16 and up, such as 640x360")
         }
         if httpAuth != nil && httpNoAuth {
             throw ValidationError("--http-auth and --http-no-auth contradict each other: give one")

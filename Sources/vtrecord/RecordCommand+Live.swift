@@ -34,7 +34,8 @@ extension VTRecord {
     static let hlsSegmentTarget = 1.0
 
     /// The server for `--http`, not started.
-    static func makeLiveServer(_ options: HTTPOptions, stream: LiveStream, board: LiveBoard, library: RecordingLibrary,
+    static func makeLiveServer(_ options: HTTPOptions, stream: LiveStream, jpegs: JPEGFeed, board: LiveBoard,
+                               library: RecordingLibrary,
                                event: @escaping @Sendable (String?, Double?) -> String?,
                                stop: @escaping @Sendable () -> Void,
                                snapshot: (@Sendable () async throws -> [UInt8])?) throws -> LiveServer {
@@ -44,7 +45,17 @@ extension VTRecord {
             metrics: { board.summary.map(metrics) ?? [] },
             event: event, stop: stop, snapshot: snapshot)
         return LiveServer(settings: LiveServer.Settings(address: address, passwords: try options.passwords()),
-                          stream: stream, library: library, hooks: hooks)
+                          stream: stream, jpegs: jpegs, library: library, hooks: hooks)
+    }
+
+    /// `/stream.mjpeg`'s pictures: the camera's own JPEGs, or JPEGs made at --http-mjpeg-fps.
+    static func liveJPEGs(_ feed: JPEGFeed, options: HTTPOptions, fullRange: Bool,
+                          warn: @escaping @Sendable (String) -> Void) -> LiveJPEGs {
+        LiveJPEGs(wanted: { feed.wanted }, publish: { jpeg in feed.publish(jpeg) }, interval: options.mjpegInterval,
+                  encode: { [size = options.httpMjpegSize] picture in
+                      let shown = size.map { Pictures.scaled(picture, width: $0.width, height: $0.height) } ?? picture
+                      return try Pictures.still(shown, fullRange: fullRange, quality: 80)
+                  }, warn: warn)
     }
 
     /// An HTTP `POST /events` request, checked as the control socket's `event` is.

@@ -106,7 +106,8 @@ extension VTRecord {
         let realTime = settings.realTime ?? (input.input == nil && !input.testPattern ? .adaptive : .off)
         let depth = PipelineDepth(queue: realTime == .adaptive ? PipelineDepth.adaptiveQueue : PipelineDepth.defaultQueue,
                                   holdsGridFrame: timing == .cfr,
-                                  holdsStill: output.snapshot != nil || events.controlSocket != nil || http.http != nil)
+                                  holdsStill: output.snapshot != nil || events.controlSocket != nil || http.http != nil,
+                                  holdsLiveStill: http.http != nil)
         let source: any CaptureSource
         do {
             source = try openSource(depth: depth, live: realTime.isLive, logger: logger)
@@ -183,8 +184,9 @@ extension VTRecord {
             : LiveFeed(stream: LiveStream(partTarget: Self.hlsPartTarget), frameRate: format.frameRate,
                        partTarget: Self.hlsPartTarget, segmentTarget: Self.hlsSegmentTarget)
         let liveBoard = LiveBoard()
+        let jpegs = JPEGFeed(fromCamera: camera?.negotiation.format == .mjpeg)
         let liveServer = try liveFeed.map { feed in
-            try Self.makeLiveServer(http, stream: feed.stream, board: liveBoard,
+            try Self.makeLiveServer(http, stream: feed.stream, jpegs: jpegs, board: liveBoard,
                                     library: RecordingLibrary(sources: Self.librarySources(recording: template, clips: clips?.settings.template,
                                                                                            device: deviceName, preset: presetNames),
                                                               thumbnailer: { path in Self.recordingThumbnail(path: path) }),
@@ -234,6 +236,9 @@ extension VTRecord {
             audio: audio,
             motion: motion,
             liveResults: liveServer != nil,
+            liveJPEGs: liveServer == nil ? nil
+                : Self.liveJPEGs(jpegs, options: http, fullRange: format.fullRange == true,
+                                 warn: { text in logger.warning("\(text)") }),
             notice: notice,
             makeSession: { handler in
                 try selection.makeSession(width: format.width, height: format.height, pixelFormat: format.pixelFormat,
@@ -376,7 +381,7 @@ extension VTRecord {
             let request = CameraRequest(format: input.format.pixelFormat, size: input.size, frameRate: input.fps?.rate)
             return try V4L2Source(path: input.camera.path, request: request, bufferCount: input.buffers, depth: depth,
                                   strict: input.strictFormat, reconnect: input.reconnect,
-                                  controls: input.controls, logger: logger)
+                                  controls: input.controls, keepCompressed: http.http != nil, logger: logger)
         }
         let size = input.size ?? FrameSize(width: 1280, height: 720)
         let rate = input.fps?.rate ?? .fps30

@@ -247,6 +247,75 @@ import Glibc
         #expect(child.wait().status == 0)
     }
 
+    /// The JPEGs of a multipart answer, by each part's Content-Length.
+    static func parts(_ data: Data) -> [Data] {
+        var parts: [Data] = []
+        var rest = data[...]
+        while let head = rest.range(of: Data("\r\n\r\n".utf8)) {
+            let header = String(decoding: rest[..<head.lowerBound], as: UTF8.self)
+            guard let length = header.firstMatch(of: /Content-Length: (\d+)/).flatMap({ Int($0.1) }),
+                  rest.distance(from: head.upperBound, to: rest.endIndex) >= length else { break }
+            let start = head.upperBound
+            parts.append(Data(rest[start ..< rest.index(start, offsetBy: length)]))
+            rest = rest[rest.index(start, offsetBy: length)...]
+        }
+        return parts
+    }
+
+    /// From an MJPEG camera, /stream.mjpeg and /snapshot.jpg are the camera's own JPEGs, byte
+    /// for byte as v4l2-ctl receives the same frames from the same camera (whose pictures depend
+    /// only on their sequence number), one for each frame while the client keeps up.
+    @Test func anMJPEGCamerasOwnJPEGsAreServed() throws {
+        let camera = try FakeCamera()
+        let (child, port) = try Self.start(camera, ["--format", "mjpeg", "--frames", "150", "-o", camera.file("rec.mp4")])
+        defer { if child.isRunning { child.send(SIGKILL) } }
+        let stream = try Tools.run("curl", ["-s", "--max-time", "1.5", "http://127.0.0.1:\(port)/stream.mjpeg"])
+        let snapshot = try Self.curl(port, "/snapshot.jpg").body
+        let r = child.wait()
+        try #require(r.status == 0, "\(r.standardError)")
+        let parts = Self.parts(stream.stdout)
+        #expect(parts.count >= 30, "\(parts.count) pictures in 1.5 s of a 30 fps camera")
+        var all = Data()
+        for part in parts { all.append(part) }
+        try all.write(to: URL(fileURLWithPath: camera.file("served.mjpeg")))
+        let numbers = try Tools.counters(camera.file("served.mjpeg"), width: 640).map { try #require($0) }
+        try #require(numbers.count == parts.count)
+        #expect(zip(numbers, numbers.dropFirst()).allSatisfy { $1 == $0 + 1 }, "\(numbers)")
+        try snapshot.write(to: URL(fileURLWithPath: camera.file("snapshot.jpg")))
+        let still = try #require(try Tools.counters(camera.file("snapshot.jpg"), width: 640).first ?? nil)
+        let streamed = camera.file("v4l2.mjpeg")
+        let v4l2 = try ChildProcess.run(["v4l2-ctl", "-d", camera.path, "--set-fmt-video=width=640,height=480,pixelformat=MJPG",
+                                         "--stream-mmap=16", "--stream-count=\(max(numbers.last ?? 0, still) + 1)",
+                                         "--stream-to=\(streamed)"],
+                                        environment: try camera.environment(), timeout: .seconds(30))
+        try #require(v4l2.status == 0, "\(v4l2.transcript)")
+        let pictures = CameraRecordingTests.SnapshotTests.jpegs(in: try Data(contentsOf: URL(fileURLWithPath: streamed)))
+        for (number, part) in zip(numbers, parts) {
+            #expect(number < pictures.count && part == pictures[number], "frame \(number) differs from the camera's")
+        }
+        #expect(still < pictures.count && pictures[still] == snapshot, "/snapshot.jpg (frame \(still)) is not the camera's JPEG")
+    }
+
+    /// From a camera that sends raw pictures, /stream.mjpeg is made at --http-mjpeg-fps and
+    /// --http-mjpeg-size while someone watches.
+    @Test func mjpegIsMadeAtTheRateAndSizeAsked() throws {
+        let camera = try FakeCamera()
+        let (child, port) = try Self.start(camera, ["--format", "nv12", "--frames", "150", "-o", camera.file("rec.mp4"),
+                                                    "--http-mjpeg-fps", "5", "--http-mjpeg-size", "320x240"])
+        defer { if child.isRunning { child.send(SIGKILL) } }
+        let stream = try Tools.run("curl", ["-s", "--max-time", "2.2", "http://127.0.0.1:\(port)/stream.mjpeg"])
+        let r = child.wait()
+        try #require(r.status == 0, "\(r.standardError)")
+        let parts = Self.parts(stream.stdout)
+        #expect((8 ... 12).contains(parts.count), "\(parts.count) pictures in 2.2 s at 5 a second")
+        let first = try #require(parts.first)
+        try first.write(to: URL(fileURLWithPath: camera.file("first.jpg")))
+        let probe = try Tools.ffprobe(camera.file("first.jpg"), ["-show_entries", "stream=width,height"])
+        let picture = (probe["streams"] as? [[String: Any]])?.first
+        #expect(picture?["width"] as? Int == 320 && picture?["height"] as? Int == 240, "\(probe)")
+        #expect(try Self.summary(camera)["dropped_queue"] as? Int == 0)
+    }
+
     /// The README's nginx configuration, with a certificate made here, in front of the server:
     /// the page, the status and the live stream come through TLS under the sub-path.
     @Test func nginxFromTheReadmeServesItOverTLS() throws {

@@ -1,0 +1,100 @@
+import NIOCore
+import Synchronization
+
+/// The pictures of `/stream.mjpeg` and `/snapshot.jpg`: the newest JPEG, which each client
+/// takes when it is ready for one. A client that reads slowly gets fewer pictures, never a
+/// backlog: only the newest is held, whatever the number of clients.
+///
+/// The JPEGs are the camera's own (an MJPEG camera: its bytes as they came, no encode) or made
+/// from the recording's pictures, and only while someone wants them (`wanted`).
+public final class JPEGFeed: Sendable {
+    private struct State {
+        var latest: ByteBuffer?
+        var sequence: UInt64 = 0
+        var waiters: [UInt64: CheckedContinuation<(ByteBuffer, UInt64)?, Never>] = [:]
+        var nextWaiter: UInt64 = 0
+        var clients = 0
+        var ended = false
+        var published = 0
+    }
+
+    /// Clients of `/stream.mjpeg` at once.
+    public let maxClients: Int
+    /// True when the JPEGs are the camera's own.
+    public let fromCamera: Bool
+    private let state = Mutex(State())
+
+    public init(maxClients: Int = 64, fromCamera: Bool) {
+        self.maxClients = maxClients
+        self.fromCamera = fromCamera
+    }
+
+    // MARK: The recording's side
+
+    /// Whether anyone waits for a picture: only then is one made (or copied).
+    public var wanted: Bool { state.withLock { !$0.ended && ($0.clients > 0 || !$0.waiters.isEmpty) } }
+
+    public func publish(_ jpeg: [UInt8]) {
+        let buffer = ByteBuffer(bytes: jpeg)
+        let ready: [(CheckedContinuation<(ByteBuffer, UInt64)?, Never>, UInt64)] = state.withLock { state in
+            state.sequence += 1
+            state.published += 1
+            state.latest = buffer
+            let ready = state.waiters.values.map { ($0, state.sequence) }
+            state.waiters.removeAll()
+            return ready
+        }
+        for (continuation, sequence) in ready { continuation.resume(returning: (buffer, sequence)) }
+    }
+
+    /// The recording is over: every client ends.
+    public func end() {
+        let waiting = state.withLock { state in
+            state.ended = true
+            let waiting = Array(state.waiters.values)
+            state.waiters.removeAll()
+            return waiting
+        }
+        for continuation in waiting { continuation.resume(returning: nil) }
+    }
+
+    // MARK: The server's side
+
+    /// A client of `/stream.mjpeg`; false when there are too many.
+    func join() -> Bool {
+        state.withLock { state in
+            guard state.clients < maxClients, !state.ended else { return false }
+            state.clients += 1
+            return true
+        }
+    }
+
+    func leave() { state.withLock { $0.clients -= 1 } }
+
+    /// The first picture after `sequence` (0: the next one made), waiting for it at most
+    /// `timeout` (nil: as long as it takes); nil once the recording is over or when none came
+    /// in time.
+    func next(after sequence: UInt64, timeout: Duration?) async -> (ByteBuffer, UInt64)? {
+        await withCheckedContinuation { continuation in
+            let registered: UInt64? = state.withLock { state in
+                if state.ended { return nil }
+                if sequence > 0, state.sequence > sequence, state.latest != nil { return nil }
+                state.nextWaiter += 1
+                state.waiters[state.nextWaiter] = continuation
+                return state.nextWaiter
+            }
+            guard let registered else {
+                let now = state.withLock { state in state.ended ? nil : state.latest.map { ($0, state.sequence) } }
+                return continuation.resume(returning: now)
+            }
+            guard let timeout else { return }
+            Task { [weak self] in
+                try? await Task.sleep(for: timeout)
+                self?.state.withLock { $0.waiters.removeValue(forKey: registered) }?.resume(returning: nil)
+            }
+        }
+    }
+
+    public var clients: Int { state.withLock { $0.clients } }
+    public var published: Int { state.withLock { $0.published } }
+}
