@@ -117,7 +117,7 @@ public final class Recorder {
                 retiming: FrameRate? = nil, timing: FrameRate? = nil, timestamps: TimestampLog? = nil,
                 depth: PipelineDepth = PipelineDepth(), progress: ProgressReporter? = nil, stills: StillTaker? = nil,
                 audio: AudioRecorder? = nil, motion: (detector: MotionDetector, inbox: EventInbox?)? = nil,
-                liveResults: Bool = false, liveJPEGs: LiveJPEGs? = nil,
+                liveResults: Bool = false, liveJPEGs: LiveJPEGs? = nil, liveEncoding: LiveEncoding? = nil,
                 notice: @escaping (String) -> Void = { _ in },
                 makeSession: @escaping SessionFactory, makeOutput: @escaping OutputFactory) {
         precondition(timing == nil || depth.holdsGridFrame, "a constant-rate grid holds a frame the depth must count")
@@ -144,10 +144,11 @@ public final class Recorder {
         }
         precondition(liveJPEGs == nil || depth.holdsLiveStill, "a live still taker holds a frame the depth must count")
         let live = liveJPEGs.map { LiveJPEGStage($0) }
+        let liveEncode = liveEncoding.map { LiveEncodeStage($0) }
         // Motion first, then the live JPEGs, which take a frame only to make a JPEG of it: a
         // still taker takes every frame it is offered (letting go of those it does not want).
         let optional: [(any RecordingStage)?] = [motion.map { MotionStage(detector: $0.detector, inbox: $0.inbox) },
-                                                 live, stills, speed, status]
+                                                 liveEncode, live, stills, speed, status]
         stages = optional.compactMap { $0 }
     }
 

@@ -20,6 +20,15 @@ struct HTTPOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("With --http: the size of the JPEGs made for /stream.mjpeg (default the picture's own).", valueName: "WxH"))
     var httpMjpegSize: FrameSize?
 
+    @Option(name: .long, help: ArgumentHelp("With --http: give the live view (/live.mp4, /live.m3u8) an encode of its own at this size, low-latency (x264 superfast, zerolatency, 1 s keyframes), as IP cameras serve a sub-stream: the recording's settings then no longer decide how late the live picture is. Costs a second encode.", valueName: "WxH"))
+    var liveSize: FrameSize?
+
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("With --http: the live view's own encode at this bit rate (default 1M; the size is the picture's own unless --live-size is given).", valueName: "rate"))
+    var liveBitrate: DecimalQuantity?
+
+    /// Whether the live view has an encode of its own.
+    var hasLiveEncode: Bool { liveSize != nil || liveBitrate != nil }
+
     /// Seconds between the JPEGs of /stream.mjpeg.
     var mjpegInterval: Double { 1 / (httpMjpegFps ?? 10) }
 
@@ -39,7 +48,8 @@ struct HTTPOptions: ParsableArguments {
         guard let address = try address else {
             if let given = [httpAuth.map { _ in "--http-auth" }, httpNoAuth ? "--http-no-auth" : nil,
                             httpMjpegFps.map { _ in "--http-mjpeg-fps" },
-                            httpMjpegSize.map { _ in "--http-mjpeg-size" }].compactMap({ $0 }).first {
+                            httpMjpegSize.map { _ in "--http-mjpeg-size" }, liveSize.map { _ in "--live-size" },
+                            liveBitrate.map { _ in "--live-bitrate" }].compactMap({ $0 }).first {
                 throw ValidationError("\(given) applies to the HTTP server: add --http ADDRESS:PORT")
             }
             return
@@ -49,6 +59,12 @@ struct HTTPOptions: ParsableArguments {
         }
         if let size = httpMjpegSize, size.width < 16 || size.height < 16 || size.width % 2 != 0 || size.height % 2 != 0 {
             throw ValidationError("--http-mjpeg-size \(size): give even sizes of 16 and up, such as 640x360")
+        }
+        if let size = liveSize, size.width < 16 || size.height < 16 || size.width % 2 != 0 || size.height % 2 != 0 {
+            throw ValidationError("--live-size \(size): give even sizes of 16 and up, such as 640x360")
+        }
+        if let rate = liveBitrate?.value, rate < 16_000 || rate > 100_000_000 {
+            throw ValidationError("--live-bitrate must be from 16k to 100M bit/s")
         }
         if httpAuth != nil && httpNoAuth {
             throw ValidationError("--http-auth and --http-no-auth contradict each other: give one")

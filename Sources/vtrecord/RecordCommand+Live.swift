@@ -2,7 +2,9 @@ import Foundation
 import Logging
 import Synchronization
 import VTCore
+import VTCapture
 import VTDecoding
+import VTEncoding
 import VTEvents
 import VTLive
 import VTOutput
@@ -46,6 +48,30 @@ extension VTRecord {
             event: event, stop: stop, snapshot: snapshot)
         return LiveServer(settings: LiveServer.Settings(address: address, passwords: try options.passwords()),
                           stream: stream, jpegs: jpegs, library: library, hooks: hooks)
+    }
+
+    /// `--live-size`, `--live-bitrate`: the live view's own low-latency x264 encode.
+    static func liveEncoding(_ options: HTTPOptions, output: LiveFeed, format: CaptureFormat,
+                             warn: @escaping @Sendable (String) -> Void) -> LiveEncoding {
+        let size = options.liveSize ?? FrameSize(width: format.width & ~1, height: format.height & ~1)
+        var settings = EncoderSettings()
+        settings.speed = "superfast"
+        settings.tune = "zerolatency"
+        settings.keyFrameInterval = .seconds(1)
+        settings.bFrames = 0
+        settings.rateControl = .vbr
+        settings.bitRate = options.liveBitrate?.value ?? 1_000_000
+        settings.maxBitRate = settings.bitRate
+        settings.bufferSize = settings.bitRate.map { $0 / 2 }
+        settings.threads = 1
+        settings.frameRate = format.frameRate
+        settings.fullRange = format.fullRange
+        return LiveEncoding(
+            prepare: { picture in Pictures.scaled(picture, width: size.width, height: size.height) },
+            makeSession: { [settings] handler in
+                try X264Session(width: size.width, height: size.height, pixelFormat: .i420, settings: settings, output: handler)
+            },
+            output: output, warn: warn)
     }
 
     /// `/stream.mjpeg`'s pictures: the camera's own JPEGs, or JPEGs made at --http-mjpeg-fps.

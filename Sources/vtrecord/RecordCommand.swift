@@ -239,6 +239,9 @@ extension VTRecord {
             liveJPEGs: liveServer == nil ? nil
                 : Self.liveJPEGs(jpegs, options: http, fullRange: format.fullRange == true,
                                  warn: { text in logger.warning("\(text)") }),
+            liveEncoding: http.hasLiveEncode ? liveFeed.map { feed in
+                Self.liveEncoding(http, output: feed, format: format, warn: { text in logger.warning("\(text)") })
+            } : nil,
             notice: notice,
             makeSession: { handler in
                 try selection.makeSession(width: format.width, height: format.height, pixelFormat: format.pixelFormat,
@@ -276,7 +279,9 @@ extension VTRecord {
                 } else {
                     preconditionFailure("a recording is a file, a stream or event clips")
                 }
-                let beside: [any MediaOutput] = (eventsAlone ? [] : clips.map { [$0] } ?? []) + (liveFeed.map { [$0] } ?? [])
+                // With an encode of its own, the live view is not fed from the recording's.
+                let live: [any MediaOutput] = http.hasLiveEncode ? [] : liveFeed.map { [$0] } ?? []
+                let beside: [any MediaOutput] = (eventsAlone ? [] : clips.map { [$0] } ?? []) + live
                 guard !branchSpecs.isEmpty || !beside.isEmpty else { return recording }
                 let branches = branchSpecs.enumerated().map { index, spec in
                     Self.branch(spec, index: index + 1, writerSettings: writerSettings, device: deviceName,

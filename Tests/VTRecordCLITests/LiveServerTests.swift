@@ -247,6 +247,35 @@ import Glibc
         #expect(child.wait().status == 0)
     }
 
+    /// --live-size: the live view is an encode of its own at that size, with the fake camera's
+    /// frame numbers in order, and the recording keeps its own keyframes (none asked for it).
+    @Test func theLiveViewsOwnEncodeIsAtItsOwnSize() throws {
+        let camera = try FakeCamera()
+        let (child, port) = try Self.start(camera, ["--format", "nv12", "--frames", "240", "--keyint", "4s",
+                                                    "-o", camera.file("rec.mp4"), "--live-size", "640x360",
+                                                    "--live-bitrate", "1M"], size: "1280x720")
+        defer { if child.isRunning { child.send(SIGKILL) } }
+        let received = camera.file("live.mp4")
+        let reader = try Tools.run("ffmpeg", ["-v", "error", "-i", "http://127.0.0.1:\(port)/live.mp4", "-t", "3",
+                                              "-c", "copy", "-f", "mp4", received])
+        #expect(reader.status == 0, "\(reader.stderr)")
+        let r = child.wait()
+        try #require(r.status == 0, "\(r.standardError)")
+        let probe = try Tools.ffprobe(received, ["-show_entries", "stream=width,height"])
+        let stream = (probe["streams"] as? [[String: Any]])?.first
+        #expect(stream?["width"] as? Int == 640 && stream?["height"] as? Int == 360, "\(probe)")
+        // The frame code, drawn for 1280 wide, is read at that width again.
+        let upscaled = camera.file("upscaled.mkv")
+        let scaled = try Tools.run("ffmpeg", ["-v", "error", "-i", received, "-vf", "scale=1280:720:flags=neighbor",
+                                              "-c:v", "ffv1", upscaled])
+        try #require(scaled.status == 0, "\(scaled.stderr)")
+        let numbers = try Tools.counters(upscaled, width: 1280).compactMap { $0 }
+        #expect(numbers.count >= 80 && zip(numbers, numbers.dropFirst()).allSatisfy { $1 > $0 }, "\(numbers)")
+        let summary = try Self.summary(camera)
+        #expect(summary["keyframes"] as? Int ?? 0 <= 3, "the live view asked the recording for keyframes: \(summary["keyframes"] ?? "?")")
+        #expect(summary["dropped_queue"] as? Int == 0)
+    }
+
     /// The JPEGs of a multipart answer, by each part's Content-Length.
     static func parts(_ data: Data) -> [Data] {
         var parts: [Data] = []
