@@ -20,13 +20,14 @@ BIN        := .build/$(CONFIG)/vtrecord
 # UDP, nginx's RTMP module, started by the tests themselves and never as a service, and SRT's
 # own srt-live-transmit for trying a publisher by hand; --http's password hashes come from
 # libcrypt, its tests talk to it with curl, make hashes with openssl, parse /metrics with
-# Prometheus' own Python client and drive Chromium over DevTools with python3-websocket).
+# Prometheus' own Python client, drive Chromium over DevTools with python3-websocket and load
+# it with fifty viewers through wrk).
 DEB_PACKAGES := pkg-config libx264-dev libv4l-dev libva-dev libdrm-dev libyuv-dev libturbojpeg0-dev \
                 ffmpeg x264 v4l-utils vainfo mandoc man-db bc mediainfo gstreamer1.0-tools \
                 gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad \
                 gstreamer1.0-libav mkvtoolnix chromium python3 libavformat-dev libavcodec-dev libavutil-dev strace \
                 libasound2-dev alsa-utils libswresample-dev jq srt-tools nginx-light libnginx-mod-rtmp motion \
-                libcrypt-dev curl openssl python3-websocket python3-prometheus-client
+                libcrypt-dev curl openssl python3-websocket python3-prometheus-client wrk
 
 # Debian packages only make bench needs: the peers it measures against (GStreamer's x264enc is
 # in plugins-ugly, its Y4M reader in plugins-bad), callgrind, matplotlib for the chart
@@ -77,15 +78,15 @@ run: build
 # processes side by side (Tests/run-in-parallel.sh): the serialized camera tests, which mostly
 # wait on real time, the other tests that wait on real time, and everything else. Then the tests that need both cores to themselves run
 # on their own: those of --realtime adaptive, which check how the speed controller answers an
-# encoder's cost, and the 1080p recordings with stills, and with three streams beside the
-# file, that must drop nothing. The other
+# encoder's cost, and the 1080p recordings with stills, with three streams beside the
+# file, and with fifty viewers of the live stream, that must drop nothing. The other
 # processes' load on both cores is a cost they do not control: it held a recording up for most
 # of a second, long enough to drop frames, in about one full run in three, and the 1080p one
 # for 2.5 s in one run of several.
 # SwiftPM's note that a dependency package ships a file it does not declare
 # (swift-distributed-tracing, under Hummingbird) is about that package, not vtrecord's build.
 FOREIGN_PACKAGE_WARNING := ^warning: 'swift-[a-z-]*': found [0-9]* file(s) which are unhandled
-TEST_ALONE := AdaptiveSpeedTests|theSnapshotIsAlwaysAWholeJPEGAndCostsNoFrame|aFileAndThreeStreamsFromA1080pCameraDropNothing
+TEST_ALONE := AdaptiveSpeedTests|theSnapshotIsAlwaysAWholeJPEGAndCostsNoFrame|aFileAndThreeStreamsFromA1080pCameraDropNothing|fiftyViewersCostTheRecordingNothing
 # Tests that wait on real time outside the camera suite (the stream tests with their receivers,
 # relays and media servers; the container and sound trials, each suite one recording at a
 # time) run in a process of their own: there each serialized suite holds one of Swift Testing's
@@ -96,7 +97,7 @@ TEST_WAITING := PublishingTests|PublishingReceiverTests|StreamPeerProofTests|Con
 # after its time and was dropped. Those tests run last, with the machine to themselves.
 TEST_QUIET := srtThroughALossyRelay|srtAtLatency500ThroughALossyLinkDecodesClean
 TEST_PARTS := "--filter CameraRecordingTests --skip $(TEST_ALONE)" "--skip CameraRecordingTests|$(TEST_WAITING)" \
-              "--filter $(TEST_WAITING) --skip $(TEST_QUIET)"
+              "--filter $(TEST_WAITING) --skip $(TEST_QUIET)|$(TEST_ALONE)"
 test: deps
 	@log=$$(mktemp); status=0; $(SWIFT) build --build-tests >$$log 2>&1 || status=$$?; cat $$log; \
 	if grep "warning:" $$log | grep -vq "$(FOREIGN_PACKAGE_WARNING)"; then echo "the build printed a warning (above): vtrecord builds without any"; status=1; fi; \

@@ -213,7 +213,7 @@ extension VTRecord {
             if let server = liveServer {
                 summary.disk = Self.diskFigures(server.library.sources.map(\.directory))
                 let f = server.figures
-                summary.http = RecordingSummary.HTTP(address: server.settings.address.description, liveViewers: f.liveViewers,
+                summary.http = RecordingSummary.HTTP(address: server.settings.address.withPort(server.port).description, liveViewers: f.liveViewers,
                                                      liveViewersServed: f.liveViewersServed, liveViewersCutOff: f.liveViewersCutOff,
                                                      connectionsTimedOut: f.connectionsTimedOut, clientsStalled: f.clientsStalled,
                                                      authFailures: f.authFailures)

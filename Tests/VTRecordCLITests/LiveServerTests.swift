@@ -221,6 +221,27 @@ import Glibc
         #expect(cut >= 1, "the viewer that never read was not cut off: \(http)")
     }
 
+    /// Fifty viewers of /live.mp4 at once (wrk on loopback) beside a 1080p30 MJPEG camera's
+    /// recording: every viewer is served, none is cut off, and the recording drops nothing.
+    /// Runs alone (make test's TEST_ALONE): it needs both cores.
+    @Test func fiftyViewersCostTheRecordingNothing() throws {
+        let camera = try FakeCamera()
+        let (child, port) = try Self.start(camera, ["--format", "mjpeg", "--frames", "360", "--bitrate", "2M",
+                                                    "-o", camera.file("rec.mp4")], size: "1920x1080")
+        defer { if child.isRunning { child.send(SIGKILL) } }
+        let load = try Tools.run("wrk", ["-t1", "-c50", "-d8s", "--timeout", "10s", "http://127.0.0.1:\(port)/live.mp4"])
+        #expect(load.status == 0, "\(load.stderr)")
+        let read = load.stdoutText.firstMatch(of: /requests in [0-9.]+s, ([0-9.]+)MB read/).flatMap { Double($0.1) } ?? 0
+        // 50 viewers of 2 Mbit/s for about 7 s each: some 80 MB.
+        #expect(read > 50, "wrk read \(read) MB: \(load.stdoutText)")
+        let r = child.wait()
+        try #require(r.status == 0, "\(r.standardError)")
+        let summary = try Self.summary(camera)
+        #expect(summary["dropped_queue"] as? Int == 0 && summary["dropped_driver"] as? Int == 0, "\(summary)")
+        let http = summary["http"] as? [String: Any] ?? [:]
+        #expect(http["live_viewers_served"] as? Int == 50 && http["live_viewers_cut_off"] as? Int == 0, "\(http)")
+    }
+
     /// Headless Chromium opens the page, plays the live picture (Media Source Extensions) and
     /// reads the fake camera's frame numbers from it: they go forward, and the picture is less
     /// than a second behind the camera (make bench measures it).
