@@ -23,6 +23,9 @@ public struct AudioSummary: Sendable, Equatable {
     public var driftPPM: Double?
     /// CPU time the audio thread used (reading, converting, encoding), in seconds.
     public var cpuSeconds = 0.0
+    /// The loudest sample of the last half second or so, in dB below full scale (nil before
+    /// any sound came).
+    public var levelDBFS: Double?
 }
 
 /// The sound half of a recording: an audio thread reads the source, the `AudioConformer`
@@ -96,6 +99,8 @@ public final class AudioRecorder: Sendable {
         public var gaps = 0
         public var overruns = 0
         public var gone = false
+        /// The loudest sample of the latest half second, in dBFS.
+        public var levelDBFS: Double?
     }
 
     public var liveStatus: LiveStatus { liveSlot.withLock { $0 } }
@@ -198,6 +203,7 @@ public final class AudioRecorder: Sendable {
         summary.reconnects = max(capture.reconnects, thread.reconnects)
         summary.driftPPM = statistics.driftPPM
         summary.cpuSeconds = thread.joined ? thread.threadCPU : 0
+        summary.levelDBFS = liveSlot.withLock { $0.levelDBFS }
         return summary
     }
 
@@ -208,6 +214,7 @@ public final class AudioRecorder: Sendable {
 
     private func run(onFailure: @Sendable (any Error) -> Void) {
         var held: [AudioChunk] = []
+        var meter = LevelMeter(sampleRate: source.format.sampleRate)
         let live = source.format.isLive
         if live { ThreadPriority.raiseForLiveCapture() }
         do {
@@ -239,7 +246,8 @@ public final class AudioRecorder: Sendable {
                 }
                 publish()
                 let overruns = source.statistics.overruns
-                liveSlot.withLock { $0 = LiveStatus(gaps: gaps, overruns: overruns, gone: false) }
+                meter.take(chunk, format: source.format.sampleFormat)
+                liveSlot.withLock { $0 = LiveStatus(gaps: gaps, overruns: overruns, gone: false, levelDBFS: meter.levelDBFS) }
             }
         } catch {
             failureSlot.withLock { $0 = error }

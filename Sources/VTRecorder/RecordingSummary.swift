@@ -287,11 +287,13 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
         @NullWhenAbsent public var driftPPM: Double?
         /// CPU time of the audio thread (capture, conversion, encoding).
         public var cpuSeconds: Double
+        /// The loudest sample of the last half second, in dBFS (−100 for silence).
+        @NullWhenAbsent public var levelDBFS: Double?
 
         enum CodingKeys: String, CodingKey {
             case device, codec, rate, channels, bitrate, samples, seconds, gaps
             case silenceSeconds = "silence_seconds", xruns, disconnects, reconnects, driftPPM = "drift_ppm"
-            case cpuSeconds = "cpu_seconds"
+            case cpuSeconds = "cpu_seconds", levelDBFS = "level_dbfs"
         }
 
         init(_ summary: AudioSummary) {
@@ -309,6 +311,7 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
             reconnects = summary.reconnects
             driftPPM = summary.driftPPM.map { ($0 * 10).rounded() / 10 }
             cpuSeconds = (summary.cpuSeconds * 1000).rounded() / 1000
+            levelDBFS = summary.levelDBFS.map { ($0 * 10).rounded() / 10 }
         }
     }
 
