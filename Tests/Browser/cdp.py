@@ -122,9 +122,16 @@ class Browser:
 
     def _page_socket_url(self, port):
         while True:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list",
-                                        timeout=self.remaining()) as answer:
-                targets = json.load(answer)
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list",
+                                            timeout=self.remaining()) as answer:
+                    targets = json.load(answer)
+            except OSError:
+                # Listening, and not answering yet: asked again until the time is up.
+                if self.remaining() <= 0.2:
+                    raise
+                time.sleep(0.1)
+                continue
             pages = [t for t in targets if t.get("type") == "page" and "webSocketDebuggerUrl" in t]
             if pages:
                 return pages[0]["webSocketDebuggerUrl"]

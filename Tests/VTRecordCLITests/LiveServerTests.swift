@@ -221,6 +221,40 @@ import Glibc
         #expect(cut >= 1, "the viewer that never read was not cut off: \(http)")
     }
 
+    /// The page's event button makes a clip with its label (POST /events), and its status
+    /// panel shows the recording's figures.
+    @Test func thePagesEventButtonMakesALabelledClip() throws {
+        let camera = try FakeCamera()
+        let (child, port) = try Self.start(camera, ["--format", "nv12", "--frames", "210", "--keyint", "1s",
+                                                    "--events", camera.file("{label}-{n}.mp4"),
+                                                    "--pre-roll", "1s", "--post-roll", "1s"])
+        defer { if child.isRunning { child.send(SIGKILL) } }
+        let script = camera.file("press.js")
+        try """
+            const sleep = ms => new Promise(resolve => setTimeout(resolve, ms));
+            await sleep(2500);
+            const form = document.getElementById("event-form");
+            form.elements.label.value = "door";
+            form.elements.duration.value = "1";
+            form.requestSubmit();
+            const result = document.getElementById("event-result");
+            for (let i = 0; i < 50 && !result.textContent; i++) await sleep(100);
+            return {result: result.textContent, captured: document.getElementById("captured").textContent};
+            """.write(toFile: script, atomically: true, encoding: .utf8)
+        let r = try Tools.run("/usr/bin/python3", [Self.browser + "/cdp.py", "http://127.0.0.1:\(port)/", script, "--timeout", "30"])
+        try #require(r.status == 0, "cdp.py: \(r.stderr)")
+        let answer = Self.json(r.stdout)
+        #expect(Int(answer["captured"] as? String ?? "") ?? 0 > 30, "the status panel: \(answer)")
+        let bad = try Self.curl(port, "/events", ["-X", "POST", "-d", #"{"label":"../etc"}"#])
+        #expect(bad.status == 400 && String(decoding: bad.body, as: UTF8.self).contains("label"))
+        let done = child.wait()
+        try #require(done.status == 0, "\(done.standardError)")
+        let clips = EventClipTests.clips(try Self.summary(camera))
+        try #require(clips.count == 1, "\(clips) (the page said \(answer))")
+        #expect(clips[0]["trigger"] as? String == "http" && clips[0]["label"] as? String == "door")
+        #expect((clips[0]["file"] as? String)?.hasSuffix("/door-0.mp4") == true)
+    }
+
     /// Fifty viewers of /live.mp4 at once (wrk on loopback) beside a 1080p30 MJPEG camera's
     /// recording: every viewer is served, none is cut off, and the recording drops nothing.
     /// Runs alone (make test's TEST_ALONE): it needs both cores.
