@@ -234,5 +234,6 @@ void fv_read_config(struct fv_config *config) {
     config->flash = env_unsigned("FAKE_V4L2_FLASH", 0, 0, 1) == 1;
     config->trace = env_unsigned("FAKE_V4L2_TRACE", 0, 0, 1) == 1;
     env_string("FAKE_V4L2_REPORT", "", config->report, sizeof config->report);
+    env_string("FAKE_V4L2_STREAMON_FILE", "", config->streamon_file, sizeof config->streamon_file);
     env_string("FAKE_V4L2_LOCK_FILE", "", config->lock_file, sizeof config->lock_file);
 }

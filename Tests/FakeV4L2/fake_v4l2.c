@@ -129,6 +129,9 @@
 //                                  so), and the frame on each second has its lower half white:
 //                                  with the fake microphone beeping on whole seconds, sound and
 //                                  picture of one instant, for measuring sync.
+//   FAKE_V4L2_STREAMON_FILE=path   At each STREAMON, the stream's start (CLOCK_MONOTONIC ns) is
+//                                  written there: frame n came due at start + (n+1) × interval,
+//                                  so a client's delay can be told from the frame code alone.
 //   FAKE_V4L2_REPORT=path          At exit, a process that tried to open the camera writes
 //                                  key=value lines describing what it left behind:
 //                                  open_handles, mapped_buffers, streaming, buffers_queued

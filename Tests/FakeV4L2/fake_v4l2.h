@@ -89,6 +89,7 @@ struct fv_config {
     unsigned signal_count;
     bool trace;
     char report[PATH_MAX];
+    char streamon_file[PATH_MAX];   // "": none
     char lock_file[PATH_MAX];
 };
 
@@ -192,6 +193,7 @@ FV_HIDDEN int64_t fv_timestamp_ns(uint64_t sequence, int64_t due);
 
 // Writes the exit report, once; `how` is "exit" (destructor) or "_exit".
 FV_HIDDEN void fv_write_report(const char *how);
+FV_HIDDEN void fv_write_streamon(int64_t start_ns);
 
 // ---- fake_v4l2.c: state and handles ----
 

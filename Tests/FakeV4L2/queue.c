@@ -315,6 +315,7 @@ int fv_streamon(struct fv_handle *handle, const int *type) {
     device->start_ns = fv.config.flash ? fv_aligned_start_ns(device, fv_now_ns()) : fv_now_ns();
     device->next_sequence = 0;
     device->next_due_ns = fv_due_ns(device, 0);
+    fv_write_streamon(device->start_ns);
     return 0;
 }
 

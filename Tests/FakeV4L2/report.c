@@ -72,6 +72,23 @@ void fv_write_report(const char *how) {
     if (fv_real.close(fd) != 0) dprintf(2, "fake-v4l2: close report %s: %s\n", path, strerror(errno));
 }
 
+// FAKE_V4L2_STREAMON_FILE: the CLOCK_MONOTONIC nanoseconds of the stream's start, written at
+// each STREAMON, so that a measurement outside the process knows when frame n came due
+// (start + (n+1) × interval) and how late a client shows it.
+void fv_write_streamon(int64_t start_ns) {
+    const char *path = fv.config.streamon_file;
+    if (path[0] == '\0') return;
+    char text[32];
+    int length = snprintf(text, sizeof text, "%lld\n", (long long)start_ns);
+    int fd = fv_real.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        dprintf(2, "fake-v4l2: cannot write %s: %s\n", path, strerror(errno));
+        return;
+    }
+    if (write(fd, text, (size_t)length) != length) dprintf(2, "fake-v4l2: short write to %s\n", path);
+    if (fv_real.close(fd) != 0) dprintf(2, "fake-v4l2: close %s: %s\n", path, strerror(errno));
+}
+
 __attribute__((destructor)) static void report_at_exit(void) {
     fv_write_report("exit");
 }

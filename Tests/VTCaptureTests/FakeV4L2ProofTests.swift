@@ -172,6 +172,25 @@ struct FakeV4L2ProofTests {
         #expect(text.contains("Frames per second: 30.000 (30/1)"), "the driver still claims 30")
     }
 
+    /// FAKE_V4L2_STREAMON_FILE: the start written there is where v4l2-ctl's timestamps count
+    /// from, frame n at start + (n+1) × interval.
+    @Test func theStreamsStartIsWhereItsTimestampsCountFrom() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("streamon-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("start").path
+        let camera = try FakeCamera(knobs: [.streamOnFile(file)])
+        let result = try camera.v4l2ctl(["--stream-mmap=16", "--stream-count=6", "--verbose"])
+        try #require(result.status == 0, "\(result.transcript)")
+        let start = try #require(Int64(try String(contentsOfFile: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        let stamps = V4L2CtlText.numbers(after: "ts:", in: result.standardOutputText + result.standardError)
+        try #require(stamps.count == 6, "\(result.transcript)")
+        for (n, stamp) in stamps.enumerated() {
+            let expected = Double(start) / 1e9 + Double(n + 1) / 30
+            #expect(abs(stamp - expected) < 2e-6, "frame \(n) at \(stamp), expected \(expected)")
+        }
+    }
+
     @Test func jitterMovesFramesButKeepsThemInOrder() throws {
         let camera = try FakeCamera(knobs: [.jitter(microseconds: 20000)])
         let result = try camera.v4l2ctl(["--stream-mmap=16", "--stream-count=8", "--verbose"])

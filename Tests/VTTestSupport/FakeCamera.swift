@@ -72,6 +72,9 @@ public final class FakeCamera: Sendable {
         case flash
         /// The DQBUF that hands out each of these frame sequences sends the process SIGUSR1.
         case signalAt([Int])
+        /// At each STREAMON the stream's start (CLOCK_MONOTONIC ns) is written to this file:
+        /// frame n came due at start + (n+1) × interval.
+        case streamOnFile(String)
         /// Every call on the device, and each control value set, is logged to standard error.
         case trace
 
@@ -104,6 +107,7 @@ public final class FakeCamera: Sendable {
             case .mover(let start, let end): [("FAKE_V4L2_MOVER", "\(start):\(end)")]
             case .lightRamp(let start, let end, let delta): [("FAKE_V4L2_LIGHT_RAMP", "\(start):\(end):\(delta)")]
             case .flash: [("FAKE_V4L2_FLASH", "1")]
+            case .streamOnFile(let path): [("FAKE_V4L2_STREAMON_FILE", path)]
             case .timestampBackEvery(let n, let milliseconds):
                 [("FAKE_V4L2_TIMESTAMP_BACK_EVERY", "\(n)"), ("FAKE_V4L2_TIMESTAMP_BACK_MS", "\(milliseconds)")]
             case .timestampJumpEvery(let n, let milliseconds):
