@@ -1,5 +1,5 @@
 // Samples the frame code (Sources/VTCapture/FrameCode.swift) of the picture a playing <video>
-// shows, for cdp.py: `cdp.py URL framecode.js --args '{"samples": 30}'`. Returns
+// (or an <img> of a multipart MJPEG stream) shows, for cdp.py: `cdp.py URL framecode.js --args '{"samples": 30}'`. Returns
 // [{t, frame, decoded, currentTime}] (with `captured` and `asked_ms` when args.status names a
 // status URL), frame null where no valid code is seen.
 const SAMPLES = args.samples ?? 50;          // at most this many samples,
@@ -9,11 +9,23 @@ const SELECTOR = args.selector ?? "video";
 const WAIT_SECONDS = args.wait_seconds ?? 10; // for the first picture
 const STATUS = args.status ?? null;          // a URL whose JSON has frames_captured, read with each sample
 
-const video = document.querySelector(SELECTOR);
+const INSERT_IMAGE = args.insert_image ?? null; // an image URL (an MJPEG stream) to show first
+
+if (INSERT_IMAGE) {
+  // Put in after the page has loaded: an endless image would keep the load from ever ending.
+  const image = document.createElement("img");
+  image.src = INSERT_IMAGE;
+  document.body.appendChild(image);
+}
+const video = document.querySelector(INSERT_IMAGE ? "img" : SELECTOR);
 if (!video) throw new Error(`no ${SELECTOR} in the page`);
 const sleep = ms => new Promise(resolve => setTimeout(resolve, ms));
+// An <img> (a multipart MJPEG stream) has no playback state: its size says it shows a picture.
+const isImage = video.tagName === "IMG";
+const pictureWidth = () => isImage ? video.naturalWidth : video.videoWidth;
+const pictureHeight = () => isImage ? video.naturalHeight : video.videoHeight;
 
-for (const start = performance.now(); video.readyState < 2 || !video.videoWidth;) {
+for (const start = performance.now(); isImage ? !video.naturalWidth : video.readyState < 2 || !video.videoWidth;) {
   if (performance.now() - start > WAIT_SECONDS * 1000) throw new Error("the video shows no picture");
   await sleep(50);
 }
@@ -24,7 +36,7 @@ const context = canvas.getContext("2d", {willReadFrequently: true});
 // Mirrors FrameCode.read: 40 blocks in reading order, each judged by the mean luma of its
 // central quarter; a mean within 40 of mid-grey means there is no code.
 function readFrameCode() {
-  const width = video.videoWidth, height = video.videoHeight;
+  const width = pictureWidth(), height = pictureHeight();
   if (canvas.width !== width || canvas.height !== height) {
     canvas.width = width;
     canvas.height = height;
@@ -65,11 +77,14 @@ function readFrameCode() {
 const samples = [];
 for (const start = performance.now();
      samples.length < SAMPLES && performance.now() - start < SECONDS * 1000;) {
+  const t = performance.now();
   const sample = {
-    t: performance.now(),
+    t,
+    // Milliseconds since the epoch, for a clock outside the browser.
+    wall: performance.timeOrigin + t,
     frame: readFrameCode(),
-    decoded: video.getVideoPlaybackQuality().totalVideoFrames,
-    currentTime: video.currentTime,
+    decoded: isImage ? null : video.getVideoPlaybackQuality().totalVideoFrames,
+    currentTime: isImage ? null : video.currentTime,
   };
   if (STATUS) {
     // The camera's frames so far, asked right after the picture was read.
