@@ -31,9 +31,10 @@ DEB_PACKAGES := pkg-config libx264-dev libv4l-dev libva-dev libdrm-dev libyuv-de
 
 # Debian packages only make bench needs: the peers it measures against (GStreamer's x264enc is
 # in plugins-ugly, its Y4M reader in plugins-bad), callgrind, matplotlib for the chart
-# (Debian's, so the bench runs with /usr/bin/python3). The publish family's loopback receivers
-# (srt-live-transmit, nginx with its RTMP module) are in DEB_PACKAGES: the tests use them too.
-BENCH_PACKAGES := gstreamer1.0-plugins-ugly valgrind python3-matplotlib
+# (Debian's, so the bench runs with /usr/bin/python3), ustreamer for the live view's MJPEG. The
+# publish family's loopback receivers (srt-live-transmit, nginx with its RTMP module) are in
+# DEB_PACKAGES: the tests use them too.
+BENCH_PACKAGES := gstreamer1.0-plugins-ugly valgrind python3-matplotlib ustreamer
 
 .PHONY: all deps bench-deps build run test test-long test-sanitize fuzz bench install uninstall clean
 

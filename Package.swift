@@ -4,6 +4,7 @@ import PackageDescription
 // The modules and what each may use (one direction; nothing below a module imports it):
 //
 //   vtrecord (CLI: options, presets, commands)
+//     ├─▶ VTLive (--http: the server, live stream, MJPEG, recordings; Hummingbird) ─▶ VTOutput, VTEvents
 //     ├─▶ VTRecorder (the pipeline: threads, queue, stop, summary)
 //     │     ├─▶ VTCapture (V4L2, Y4M, test pattern; libyuv, libturbojpeg)
 //     │     ├─▶ VTEncoding (x264, VA-API encode) ─▶ VTVAAPI

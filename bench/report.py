@@ -197,6 +197,34 @@ def targets(results):
                             full_hd["detector_percent"] < 2,
                             f"--motion's detector, median of {full_hd['runs']} run(s); the process with − without "
                             f"--motion: {full_hd['process_difference_percent']:+.2f} % (the encoder's noise)"))
+    http = results.get("http")
+    if http:
+        delay = http["delay"]
+        for case, name in (("mse_zerolatency", "live view delay, MSE, --tune zerolatency"),
+                           ("mse_substream", "live view delay, MSE, the live view's own encode"),
+                           ("mjpeg_camera", "live view delay, MJPEG camera"),
+                           ("llhls_ffmpeg", "live view delay, LL-HLS through ffmpeg")):
+            d = delay[case]
+            found.append(target(name, f"≤ {d['goal_ms']:.0f} ms", f"{d['p50_ms']:.0f} ms", d["p50_ms"] <= d["goal_ms"],
+                                f"glass to glass (frame due at the fake camera → shown), p50 over {d['reads']} reads; "
+                                f"p95 {d['p95_ms']:.0f} ms"
+                                + (f"; ustreamer on the same camera: p50 {delay['mjpeg_ustreamer']['p50_ms']:.0f} ms, "
+                                   f"p95 {delay['mjpeg_ustreamer']['p95_ms']:.0f} ms" if case == "mjpeg_camera" else "")
+                                + (f"; the recording's own veryfast encode: p50 "
+                                   f"{delay['mse_recording_veryfast']['p50_ms']:.0f} ms" if case == "mse_substream" else "")))
+        h264 = http["h264_viewer_cost"]
+        found.append(target("CPU per H.264 viewer, 1080p30 8 Mbit/s", "< 0.5 % of a core",
+                            f"{h264['percent_per_viewer']:.3f} %", h264["percent_per_viewer"] < 0.5,
+                            f"the HTTP threads' CPU with {h264['viewers']} viewers of /live.mp4 (wrk) − without, "
+                            f"÷ viewers, median of {len(h264['runs'])} run(s); whole process: "
+                            f"{h264['process_percent_per_viewer']:.3f} %"))
+        mjpeg = http["mjpeg_viewer_cost"]
+        found.append(target("CPU per MJPEG viewer vs ustreamer", "measured",
+                            f"{mjpeg['ratio']:.2f}×" if mjpeg["ratio"] is not None else "n/a", True,
+                            f"720p30 MJPEG camera, {mjpeg['viewers']} curl viewers: vtrecord "
+                            f"{mjpeg['vtrecord_process_percent_per_viewer']:.3f} % of a core per viewer (its HTTP "
+                            f"threads {mjpeg['vtrecord_percent_per_viewer']:.3f} %), ustreamer "
+                            f"{mjpeg['ustreamer_percent_per_viewer']:.3f} %"))
     return found
 
 

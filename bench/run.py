@@ -2,7 +2,7 @@
 """make bench: vtrecord's speed against the tools people would use instead, with numbers from
 one run. Prints a table and writes results.json and results.png (under bench/ by default).
 
-Families (FAMILIES=encode,overhead,conversion,live,finalize,decode,thumbnail,sound,publish,events,motion picks some):
+Families (FAMILIES=encode,overhead,conversion,live,finalize,decode,thumbnail,sound,publish,events,motion,http picks some):
   encode      file input, identical x264 settings: vtrecord, x264 CLI, ffmpeg, GStreamer (encode.py)
   overhead    instructions outside libx264, callgrind (overhead.py)
   conversion  YUYV→I420 vs memcpy and MJPEG decode per 1080p picture (conversion.py)
@@ -21,6 +21,9 @@ Families (FAMILIES=encode,overhead,conversion,live,finalize,decode,thumbnail,sou
               (events.py)
   motion      --motion's detector at 720p30 and 1080p30 against Motion watching the same camera with
               the same threshold, as a share of a core (motion.py)
+  http        --http: glass-to-glass delay in Chromium (MSE, the live view's own encode, MJPEG) and
+              through ffmpeg (LL-HLS), against ustreamer for MJPEG; CPU per MJPEG viewer against
+              ustreamer and per H.264 viewer at 1080p30 8 Mbit/s (httpview.py)
 
 Knobs (environment; make passes its variables): QUICK=1 (1 run, 30 frames, 5 s live, results to
 bench/quick-results.*), RUNS (5), FRAMES (300), DURATION (live seconds, 60), NOISE (camera-like
@@ -42,6 +45,7 @@ import decode
 import encode
 import events
 import finalize
+import httpview
 import live
 import media
 import motion
@@ -97,6 +101,8 @@ def check_tools(knobs):
         missing += [tool for tool in ("srt-live-transmit", "nginx", "ffprobe") if shutil.which(tool) is None]
     if "motion" in knobs.families and shutil.which("motion") is None:
         missing.append("motion")
+    if "http" in knobs.families:
+        missing += [tool for tool in ("ustreamer", "chromium", "wrk", "curl") if shutil.which(tool) is None]
     if missing:
         raise SystemExit(f"missing: {', '.join(missing)} (make bench-deps installs them)")
 
@@ -105,7 +111,8 @@ def check_tools(knobs):
 FAMILY_KEYS = {"encode": ("encode", "content_cost", "settings_not_identical"), "overhead": ("overhead",),
                "conversion": ("conversion",), "live": ("live", "live_adaptive"), "finalize": ("finalize",),
                "decode": ("decode",), "thumbnail": ("thumbnail",), "sound": ("sound",),
-               "publish": ("publish", "publish_delay"), "events": ("events",), "motion": ("motion",)}
+               "publish": ("publish", "publish_delay"), "events": ("events",), "motion": ("motion",),
+               "http": ("http",)}
 
 
 def updated(earlier, fresh, families):
@@ -170,6 +177,8 @@ def main():
             results["events"] = events.bench(knobs)
         if "motion" in knobs.families:
             results["motion"] = motion.bench(knobs)
+        if "http" in knobs.families:
+            results["http"] = httpview.bench(knobs)
     except ToolFailed as failure:
         print(f"bench: {failure}", file=sys.stderr)
         return 1
