@@ -4,8 +4,8 @@ import PackageDescription
 // The modules and what each may use (one direction; nothing below a module imports it):
 //
 //   vtrecord (CLI: options, presets, commands)
-//     ├─▶ VTLive (--http: the server, live stream, MJPEG, recordings; Hummingbird) ─▶ VTOutput, VTEvents
 //     ├─▶ VTRecorder (the pipeline: threads, queue, stop, summary)
+//     │     ├─▶ VTLive (--http: the server, live stream, MJPEG, recordings; Hummingbird) ─▶ VTOutput, VTEvents
 //     │     ├─▶ VTCapture (V4L2, Y4M, test pattern; libyuv, libturbojpeg)
 //     │     ├─▶ VTEncoding (x264, VA-API encode) ─▶ VTVAAPI
 //     │     ├─▶ VTEvents (event clips: pre-roll, triggers, clip writer) ─▶ VTOutput
@@ -91,7 +91,7 @@ let package = Package(
                                .product(name: "Logging", package: "swift-log")],
                 resources: [.embedInCode("Page")]),
         .target(name: "VTRecorder",
-                dependencies: ["VTCore", "VTCapture", "VTEncoding", "VTOutput", "VTEvents", "VTAudio", "CLinux"]),
+                dependencies: ["VTCore", "VTCapture", "VTEncoding", "VTOutput", "VTEvents", "VTLive", "VTAudio", "CLinux"]),
         .executableTarget(name: "vtrecord",
                           dependencies: ["VTRecorder", "VTCore", "VTH264", "VTCapture",
                                          "VTEncoding", "VTVAAPI", "VTOutput", "VTEvents", "VTReading", "VTDecoding", "VTAudio", "VTLive",

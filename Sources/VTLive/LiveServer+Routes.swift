@@ -46,41 +46,31 @@ extension LiveServer {
         return router
     }
 
-    /// What the server did so far.
-    public struct Figures: Sendable {
-        public var liveViewers: Int
-        public var liveViewersServed: Int
-        public var liveViewersCutOff: Int
-        public var connectionsTimedOut: Int
-        public var clientsStalled: Int
-        public var authFailures: Int
-    }
-
-    public var figures: Figures {
+    /// What the server did so far, as the summary's `http` reports it.
+    public var report: HTTPReport {
         let stream = stream.figures
-        return Figures(liveViewers: stream.viewers, liveViewersServed: stream.viewersServed,
-                       liveViewersCutOff: stream.viewersCutOff,
-                       connectionsTimedOut: guardCounters.timedOut.load(ordering: .relaxed),
-                       clientsStalled: guardCounters.stalledClients.load(ordering: .relaxed),
-                       authFailures: authFailures.load(ordering: .relaxed))
+        return HTTPReport(address: settings.address.withPort(port).description, liveViewers: stream.viewers,
+                          liveViewersServed: stream.viewersServed, liveViewersCutOff: stream.viewersCutOff,
+                          connectionsTimedOut: guardCounters.timedOut.load(ordering: .relaxed),
+                          clientsStalled: guardCounters.stalledClients.load(ordering: .relaxed),
+                          authFailures: authFailures.load(ordering: .relaxed))
     }
 
     func serverMetrics() -> [LiveMetric] {
-        let figures = figures
-        return [
-            LiveMetric("vtrecord_http_live_viewers", .gauge, Double(figures.liveViewers),
-                       help: "Viewers of /live.mp4 now."),
-            LiveMetric("vtrecord_http_live_viewers_total", .counter, Double(figures.liveViewersServed),
-                       help: "Viewers of /live.mp4 since the start."),
-            LiveMetric("vtrecord_http_live_viewers_cut_off_total", .counter, Double(figures.liveViewersCutOff),
-                       help: "Viewers of /live.mp4 cut off for falling too far behind."),
-            LiveMetric("vtrecord_http_connections_timed_out_total", .counter, Double(figures.connectionsTimedOut),
-                       help: "Connections closed for not sending a whole request in time (idle or slow)."),
-            LiveMetric("vtrecord_http_clients_stalled_total", .counter, Double(figures.clientsStalled),
-                       help: "Connections closed for not reading what they were sent."),
-            LiveMetric("vtrecord_http_auth_failures_total", .counter, Double(figures.authFailures),
-                       help: "Requests refused for a wrong password."),
+        let figures = report
+        let counts: [(String, LiveMetric.Kind, Int, String)] = [
+            ("vtrecord_http_live_viewers", .gauge, figures.liveViewers, "Viewers of /live.mp4 now."),
+            ("vtrecord_http_live_viewers_total", .counter, figures.liveViewersServed, "Viewers of /live.mp4 since the start."),
+            ("vtrecord_http_live_viewers_cut_off_total", .counter, figures.liveViewersCutOff,
+             "Viewers of /live.mp4 cut off for falling too far behind."),
+            ("vtrecord_http_connections_timed_out_total", .counter, figures.connectionsTimedOut,
+             "Connections closed for not sending a whole request in time (idle or slow)."),
+            ("vtrecord_http_clients_stalled_total", .counter, figures.clientsStalled,
+             "Connections closed for not reading what they were sent."),
+            ("vtrecord_http_auth_failures_total", .counter, figures.authFailures, "Requests refused for a wrong password."),
+            ("vtrecord_http_mjpeg_viewers", .gauge, jpegs.clients, "Viewers of /stream.mjpeg now."),
         ]
+        return counts.map { name, kind, value, help in LiveMetric(name, kind, Double(value), help: help) }
     }
 
     // MARK: Answers

@@ -4,6 +4,7 @@ import VTCapture
 import VTCore
 import VTEncoding
 import VTEvents
+import VTLive
 import VTOutput
 
 /// The `--json-summary` document. `schema` changes only when a field changes meaning or goes
@@ -127,7 +128,7 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
     /// `--http`: the file systems the recording writes to, and the server's own figures;
     /// absent without it.
     public var disk: [Disk]?
-    public var http: HTTP?
+    public var http: HTTPReport?
     public var stopReason: StopReason
     public var error: String?
     public var settings: Settings?
@@ -334,34 +335,6 @@ extension RecordingSummary {
         }
 
         enum CodingKeys: String, CodingKey { case path, freeBytes = "free_bytes", totalBytes = "total_bytes" }
-    }
-
-    /// `--http`: who watched and what the server refused.
-    public struct HTTP: Codable, Sendable, Equatable {
-        public var address: String
-        public var liveViewers: Int
-        public var liveViewersServed: Int
-        public var liveViewersCutOff: Int
-        public var connectionsTimedOut: Int
-        public var clientsStalled: Int
-        public var authFailures: Int
-
-        public init(address: String, liveViewers: Int, liveViewersServed: Int, liveViewersCutOff: Int,
-                    connectionsTimedOut: Int, clientsStalled: Int, authFailures: Int) {
-            self.address = address
-            self.liveViewers = liveViewers
-            self.liveViewersServed = liveViewersServed
-            self.liveViewersCutOff = liveViewersCutOff
-            self.connectionsTimedOut = connectionsTimedOut
-            self.clientsStalled = clientsStalled
-            self.authFailures = authFailures
-        }
-
-        enum CodingKeys: String, CodingKey {
-            case address, liveViewers = "live_viewers", liveViewersServed = "live_viewers_served"
-            case liveViewersCutOff = "live_viewers_cut_off", connectionsTimedOut = "connections_timed_out"
-            case clientsStalled = "clients_stalled", authFailures = "auth_failures"
-        }
     }
 
     /// `--realtime adaptive`: where the encoder's speed went.

@@ -212,11 +212,7 @@ extension VTRecord {
             summary.retention = janitor?.report
             if let server = liveServer {
                 summary.disk = Self.diskFigures(server.library.sources.map(\.directory))
-                let f = server.figures
-                summary.http = RecordingSummary.HTTP(address: server.settings.address.withPort(server.port).description, liveViewers: f.liveViewers,
-                                                     liveViewersServed: f.liveViewersServed, liveViewersCutOff: f.liveViewersCutOff,
-                                                     connectionsTimedOut: f.connectionsTimedOut, clientsStalled: f.clientsStalled,
-                                                     authFailures: f.authFailures)
+                summary.http = server.report
             }
             return summary
         }
