@@ -171,7 +171,7 @@ bench: build bench-deps
 
 # Where make install puts things. The completion and unit directories are the ones
 # bash-completion, zsh, fish and systemd look in under /usr/local and /usr.
-RELEASE_BIN     := .build/release/vtrecord
+INSTALLED_BIN   := .build/$(CONFIG)/vtrecord
 INSTALL_BIN     := $(DESTDIR)$(PREFIX)/bin
 INSTALL_MAN     := $(DESTDIR)$(PREFIX)/share/man/man1
 INSTALL_PRESETS := $(DESTDIR)$(PREFIX)/share/vtrecord/presets
@@ -181,22 +181,23 @@ INSTALL_FISH    := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 INSTALL_UNIT    := $(DESTDIR)$(PREFIX)/lib/systemd/system
 PRESET_FILES    := $(wildcard presets/*.toml)
 
-# Always a release build, whatever CONFIG says. The completion scripts come from the binary
-# being installed (swift-argument-parser writes them from its own command tree), so they
-# cannot drift from its options. The unit gets the prefix the binary really lives under.
+# A release build (CONFIG, release unless told otherwise: the install test installs the debug
+# build make test has made, to spare the suite a release build of SwiftNIO and Hummingbird).
+# The completion scripts come from the binary being installed (swift-argument-parser writes
+# them from its own command tree), so they cannot drift from its options. The unit gets the prefix the binary really lives under.
 install: deps
-	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) build -c $(CONFIG) --product vtrecord $(SWIFT_BUILD_FLAGS)
 	install -d "$(INSTALL_BIN)" "$(INSTALL_MAN)" "$(INSTALL_BASH)" "$(INSTALL_ZSH)" \
 	  "$(INSTALL_FISH)" "$(INSTALL_UNIT)"
-	install -m 755 $(RELEASE_BIN) "$(INSTALL_BIN)/vtrecord"
+	install -m 755 $(INSTALLED_BIN) "$(INSTALL_BIN)/vtrecord"
 	install -m 644 man/vtrecord.1 "$(INSTALL_MAN)/vtrecord.1"
 ifneq ($(PRESET_FILES),)
 	install -d "$(INSTALL_PRESETS)"
 	install -m 644 $(PRESET_FILES) "$(INSTALL_PRESETS)/"
 endif
-	$(RELEASE_BIN) --generate-completion-script bash > "$(INSTALL_BASH)/vtrecord"
-	$(RELEASE_BIN) --generate-completion-script zsh > "$(INSTALL_ZSH)/_vtrecord"
-	$(RELEASE_BIN) --generate-completion-script fish > "$(INSTALL_FISH)/vtrecord.fish"
+	$(INSTALLED_BIN) --generate-completion-script bash > "$(INSTALL_BASH)/vtrecord"
+	$(INSTALLED_BIN) --generate-completion-script zsh > "$(INSTALL_ZSH)/_vtrecord"
+	$(INSTALLED_BIN) --generate-completion-script fish > "$(INSTALL_FISH)/vtrecord.fish"
 	sed 's|@PREFIX@|$(PREFIX)|g' systemd/vtrecord@.service > "$(INSTALL_UNIT)/vtrecord@.service"
 	chmod 644 "$(INSTALL_BASH)/vtrecord" "$(INSTALL_ZSH)/_vtrecord" "$(INSTALL_FISH)/vtrecord.fish" \
 	  "$(INSTALL_UNIT)/vtrecord@.service"

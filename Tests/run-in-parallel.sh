@@ -17,6 +17,13 @@ for index in $(seq 1 $#); do
   # shellcheck disable=SC2086 # the options are words, split on purpose
   swift test --skip-build --ignore-lock $options >"$logs/$index.log" 2>&1 &
   pids+=("$!")
+  # The next starts once this one runs its tests: two SwiftPMs opening the build database at
+  # the same moment make one fail ("database is locked") and then find no tests at all.
+  for _ in $(seq 1 600); do
+    grep -q "Test Suite\|Test run started" "$logs/$index.log" 2>/dev/null && break
+    kill -0 "$!" 2>/dev/null || break
+    sleep 0.2
+  done
 done
 status=0
 for index in $(seq 1 $#); do

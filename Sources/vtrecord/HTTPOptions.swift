@@ -14,7 +14,7 @@ struct HTTPOptions: ParsableArguments {
     @Flag(name: .long, help: "With --http on an address beyond this machine: serve without a password (a trusted network, or a proxy that checks them).")
     var httpNoAuth = false
 
-    @Option(name: .long, help: ArgumentHelp("With --http: pictures a second of /stream.mjpeg, made with libturbojpeg while someone watches it (default 10). An MJPEG camera's own JPEGs are served as they come instead, at its rate.", valueName: "rate"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("With --http: pictures a second of /stream.mjpeg, made with libturbojpeg while someone watches it (default 10). An MJPEG camera's own JPEGs are served as they come instead, at its rate.", valueName: "rate"))
     var httpMjpegFps: Double?
 
     @Option(name: .long, help: ArgumentHelp("With --http: the size of the JPEGs made for /stream.mjpeg (default the picture's own).", valueName: "WxH"))

@@ -99,6 +99,7 @@ import Testing
     static let companions: [String: [String]] = [
         "--max-files": ["--segment-time", "1s", "-o", "out-{n}.mp4"],
         "--audio-rate": ["--audio", "hw:9"], "--audio-channels": ["--audio", "hw:9"], "--audio-bitrate": ["--audio", "hw:9"],
+        "--http-mjpeg-fps": ["--http", "127.0.0.1:0"], "--live-bitrate": ["--http", "127.0.0.1:0"],
     ]
 
     @Test func theScanFindsTheNumberOptions() throws {
