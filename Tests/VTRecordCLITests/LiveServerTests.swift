@@ -198,12 +198,12 @@ import Glibc
         #expect(http["connections_timed_out"] as? Int ?? 0 >= 3, "\(http)")
     }
 
-    /// A viewer of /live.mp4 that never reads, at 8 Mbit/s: cut off, while the recording and
+    /// A viewer of /live.mp4 that never reads, at 4 Mbit/s: cut off, while the recording and
     /// another viewer go on.
     @Test func aViewerThatNeverReadsIsCutOff() throws {
         let camera = try FakeCamera()
-        let (child, port) = try Self.start(camera, ["--format", "nv12", "--frames", "360", "--bitrate", "8M",
-                                                    "-o", camera.file("rec.mp4")], size: "1280x720")
+        let (child, port) = try Self.start(camera, ["--format", "nv12", "--frames", "360", "--bitrate", "4M",
+                                                    "-o", camera.file("rec.mp4")])
         defer { if child.isRunning { child.send(SIGKILL) } }
         let stuck = try Self.connect(port, receiveBuffer: 4096)
         defer { close(stuck) }
@@ -307,8 +307,8 @@ import Glibc
     @Test func theLiveViewsOwnEncodeIsAtItsOwnSize() throws {
         let camera = try FakeCamera()
         let (child, port) = try Self.start(camera, ["--format", "nv12", "--frames", "240", "--keyint", "4s",
-                                                    "-o", camera.file("rec.mp4"), "--live-size", "640x360",
-                                                    "--live-bitrate", "1M"], size: "1280x720")
+                                                    "-o", camera.file("rec.mp4"), "--live-size", "320x240",
+                                                    "--live-bitrate", "600k"])
         defer { if child.isRunning { child.send(SIGKILL) } }
         let received = camera.file("live.mp4")
         let reader = try Tools.run("ffmpeg", ["-v", "error", "-i", "http://127.0.0.1:\(port)/live.mp4", "-t", "3",
@@ -318,13 +318,13 @@ import Glibc
         try #require(r.status == 0, "\(r.standardError)")
         let probe = try Tools.ffprobe(received, ["-show_entries", "stream=width,height"])
         let stream = (probe["streams"] as? [[String: Any]])?.first
-        #expect(stream?["width"] as? Int == 640 && stream?["height"] as? Int == 360, "\(probe)")
-        // The frame code, drawn for 1280 wide, is read at that width again.
+        #expect(stream?["width"] as? Int == 320 && stream?["height"] as? Int == 240, "\(probe)")
+        // The frame code, drawn for 640 wide, is read at that width again.
         let upscaled = camera.file("upscaled.mkv")
-        let scaled = try Tools.run("ffmpeg", ["-v", "error", "-i", received, "-vf", "scale=1280:720:flags=neighbor",
+        let scaled = try Tools.run("ffmpeg", ["-v", "error", "-i", received, "-vf", "scale=640:480:flags=neighbor",
                                               "-c:v", "ffv1", upscaled])
         try #require(scaled.status == 0, "\(scaled.stderr)")
-        let numbers = try Tools.counters(upscaled, width: 1280).compactMap { $0 }
+        let numbers = try Tools.counters(upscaled, width: 640).compactMap { $0 }
         #expect(numbers.count >= 80 && zip(numbers, numbers.dropFirst()).allSatisfy { $1 > $0 }, "\(numbers)")
         let summary = try Self.summary(camera)
         #expect(summary["keyframes"] as? Int ?? 0 <= 3, "the live view asked the recording for keyframes: \(summary["keyframes"] ?? "?")")
