@@ -92,7 +92,7 @@ TEST_ALONE := AdaptiveSpeedTests|theSnapshotIsAlwaysAWholeJPEGAndCostsNoFrame|aF
 # relays and media servers; the container and sound trials, each suite one recording at a
 # time) run in a process of their own: there each serialized suite holds one of Swift Testing's
 # two places for minutes without the rest queueing behind it.
-TEST_WAITING := PublishingTests|PublishingReceiverTests|StreamPeerProofTests|ContainerTrialTests|SoundCaptureTests|EventClipTests|LiveServerTests
+TEST_WAITING := PublishingTests|PublishingReceiverTests|StreamPeerProofTests|ContainerTrialTests|SoundCaptureTests|EventClipTests
 # SRT through the lossy relay (5 % lost each way, 200 ms round trip) at latency=500 has two
 # rounds of retransmission and little time to spare: beside the rest, a packet arrived 2 ms
 # after its time and was dropped. Those tests run last, with the machine to themselves.
