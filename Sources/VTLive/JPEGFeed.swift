@@ -15,7 +15,6 @@ public final class JPEGFeed: Sendable {
         var nextWaiter: UInt64 = 0
         var clients = 0
         var ended = false
-        var published = 0
     }
 
     /// Clients of `/stream.mjpeg` at once.
@@ -38,7 +37,6 @@ public final class JPEGFeed: Sendable {
         let buffer = ByteBuffer(bytes: jpeg)
         let ready: [(CheckedContinuation<(ByteBuffer, UInt64)?, Never>, UInt64)] = state.withLock { state in
             state.sequence += 1
-            state.published += 1
             state.latest = buffer
             let ready = state.waiters.values.map { ($0, state.sequence) }
             state.waiters.removeAll()
@@ -96,5 +94,4 @@ public final class JPEGFeed: Sendable {
     }
 
     public var clients: Int { state.withLock { $0.clients } }
-    public var published: Int { state.withLock { $0.published } }
 }

@@ -87,9 +87,7 @@ public final class LiveFeed: MediaOutput {
 
     /// The picture as its own fragment, for `/live.mp4`.
     private func publishAlone(_ sample: MP4LiveFragmenter.Sample, _ frame: EncodedFrame) {
-        var alone = MP4LiveFragmenter.Pending()
-        alone.append(sample, frame.data)
-        let bytes = fragmenter.fragment(alone)
+        let bytes = fragmenter.fragment(sample, data: frame.data)
         stream.publish(ByteBuffer(bytes: bytes), keyFrame: frame.isKeyFrame)
         statistics.frames += 1
         statistics.bytes += Int64(bytes.count)

@@ -41,7 +41,6 @@ public final class LiveStream: Sendable {
         var nextWaiter: UInt64 = 0
         var viewersCutOff = 0
         var viewersServed = 0
-        var bytesQueued: Int64 = 0
     }
 
     public let limits: Limits
@@ -97,7 +96,6 @@ public final class LiveStream: Sendable {
                 }
             }
             state.viewersCutOff += cut
-            state.bytesQueued += Int64(fragment.readableBytes) * Int64(state.viewers.count)
         }
     }
 
@@ -176,13 +174,11 @@ public final class LiveStream: Sendable {
         public var viewers: Int
         public var viewersServed: Int
         public var viewersCutOff: Int
-        public var bytesQueued: Int64
     }
 
     public var figures: Figures {
         state.withLock {
-            Figures(viewers: $0.viewers.count, viewersServed: $0.viewersServed, viewersCutOff: $0.viewersCutOff,
-                    bytesQueued: $0.bytesQueued)
+            Figures(viewers: $0.viewers.count, viewersServed: $0.viewersServed, viewersCutOff: $0.viewersCutOff)
         }
     }
 
@@ -199,7 +195,6 @@ public final class LiveStream: Sendable {
     public var hlsCurrentSequence: Int { state.withLock { $0.hls.currentSequence } }
     /// Whether the window holds a whole segment.
     public var hlsHasSegment: Bool { state.withLock { $0.hls.segments.contains(where: \.complete) } }
-    public var hlsPartTarget: Double { state.withLock { $0.hls.partTarget } }
 
     /// A part: at once if it exists, after waiting for it (at most `timeout`) if it is the next
     /// one; nil if it is gone, too far ahead, or did not come in time.

@@ -76,8 +76,4 @@ public final class LiveViewer: Sendable {
         }
     }
 
-    /// Why the viewer ended, if it has.
-    public var ended: End? { state.withLock { $0.end } }
-    /// Bytes waiting to be sent.
-    public var queuedBytes: Int { state.withLock { $0.bytes } }
 }

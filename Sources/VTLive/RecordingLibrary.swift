@@ -48,7 +48,6 @@ public final class RecordingLibrary: Sendable {
     private let thumbnails = Mutex<[String: (bytes: Int64, modified: Date, jpeg: [UInt8])]>([:])
 
     public init(sources: [Source], thumbnailer: Thumbnailer?) {
-        // Two templates in one folder with the same pattern list each file once.
         self.sources = sources
         self.thumbnailer = thumbnailer
     }
@@ -56,6 +55,7 @@ public final class RecordingLibrary: Sendable {
     /// Every file the templates made, newest first.
     public func list() -> [Entry] {
         var entries: [Entry] = []
+        // Two templates in one folder with the same pattern list each file once.
         var seen = Set<String>()
         for source in sources {
             guard let names = try? FileManager.default.contentsOfDirectory(atPath: source.directory) else { continue }

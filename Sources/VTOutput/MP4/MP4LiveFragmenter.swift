@@ -81,11 +81,20 @@ public struct MP4LiveFragmenter: Sendable {
 
     /// `moof` + `mdat` for the pending frames; the last lasts until `end` (ticks) when given.
     public mutating func fragment(_ pending: Pending, endingAt end: Int64? = nil) -> [UInt8] {
-        guard let first = pending.samples.first else { return [] }
+        fragment(pending.samples, payload: pending.data, endingAt: end)
+    }
+
+    /// `moof` + `mdat` of one picture, its bytes copied once, straight into the fragment.
+    public mutating func fragment(_ sample: Sample, data: [UInt8]) -> [UInt8] {
+        fragment([sample], payload: data, endingAt: nil)
+    }
+
+    private mutating func fragment(_ pictures: [Sample], payload: [UInt8], endingAt end: Int64?) -> [UInt8] {
+        guard let first = pictures.first else { return [] }
         var samples: [MP4Sample] = []
-        samples.reserveCapacity(pending.samples.count)
-        for (index, sample) in pending.samples.enumerated() {
-            let next = index + 1 < pending.samples.count ? pending.samples[index + 1].decode
+        samples.reserveCapacity(pictures.count)
+        for (index, sample) in pictures.enumerated() {
+            let next = index + 1 < pictures.count ? pictures[index + 1].decode
                 : max(end ?? sample.decode + frameTicks, sample.decode + 1)
             samples.append(MP4Sample(size: UInt32(sample.size), duration: UInt32(next - sample.decode),
                                      compositionOffset: UInt32(sample.presentation - sample.decode),
@@ -96,11 +105,11 @@ public struct MP4LiveFragmenter: Sendable {
                               allSync: false, dataOffset: 0)
         var bytes = MP4Boxes.fragment(sequence: sequence, runs: [run])
         var header = BoxWriter()
-        header.u32(UInt32(8 + pending.data.count))
+        header.u32(UInt32(8 + payload.count))
         header.fourCC("mdat")
-        bytes.reserveCapacity(bytes.count + 8 + pending.data.count)
+        bytes.reserveCapacity(bytes.count + 8 + payload.count)
         bytes += header.bytes
-        bytes += pending.data
+        bytes += payload
         return bytes
     }
 
