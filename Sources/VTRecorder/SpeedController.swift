@@ -131,8 +131,8 @@ struct SpeedController {
     private var windowCPU: Int64 = 0
     private var cpuLoad = 0.0
     private var lastDropped = 0
-    /// Frames waiting at the last `lastingBacklog` pictures, oldest first.
-    private var recentWaiting: [Int] = []
+    /// Frames waiting at the last `lastingBacklog` pictures, and when, oldest first.
+    private var recentWaiting: [(waiting: Int, at: Int64)] = []
     /// Since when there has been headroom (nil: not now).
     private var calmSince: Int64?
     /// The headroom each step needs before it is tried again.
@@ -184,10 +184,19 @@ struct SpeedController {
             if deviceTimes.count > Self.deviceMemory { deviceTimes.removeFirst() }
         }
         measureCPU(o)
-        recentWaiting.append(o.waiting)
+        recentWaiting.append((o.waiting, o.now))
         if recentWaiting.count > Self.lastingBacklog { recentWaiting.removeFirst() }
+        // A backlog the encoder falls behind on: it lasted, grew at more than one picture, is
+        // at its peak (not being worked off), and the encoder took longer per picture than the
+        // camera's interval meanwhile. A host that holds the process up leaves a backlog that
+        // rises at one picture (the call it held up) or in a burst of frames faster than any
+        // encoder takes them (the capture thread catching up), and then goes down.
+        let rises = zip(recentWaiting, recentWaiting.dropFirst()).count { $1.waiting > $0.waiting }
         let growingBacklog = recentWaiting.count == Self.lastingBacklog
-            && recentWaiting.allSatisfy { $0 >= Self.backlog } && o.waiting > recentWaiting[0]
+            && recentWaiting.allSatisfy { $0.waiting >= Self.backlog }
+            && o.waiting > recentWaiting[0].waiting && recentWaiting.allSatisfy { $0.waiting <= o.waiting }
+            && rises >= 2
+            && Double(o.now - recentWaiting[0].at) >= Double(Self.lastingBacklog - 1) * interval
 
         let pressed = droppedNow || growingBacklog || load > Self.busy
         let settled = Double(o.now - lastChange) >= Self.settleFrames * interval

@@ -197,6 +197,51 @@ import Testing
         #expect(history.last.map { $0.at > 9 && $0.step == 2 } == true, "it came back to 25 ms: \(history)")
     }
 
+    /// A hardware encoder at 25 ms a picture (0.75 of the interval) whose calls come in threes,
+    /// as the recording test's VA-API session does: one waits about 54 ms for the device while
+    /// two frames arrive, the next two return at once, so frames wait 2, 1, 0. The host then
+    /// holds the process up for 150 ms, the way the recording test stops it with SIGSTOP:
+    /// once while the encoder waits for the device (frames pile up during one call), once
+    /// with the camera stopped too (its frames arrive in a burst once it runs again). Neither
+    /// is the encoder falling behind: the backlog goes down after, and it keeps its step.
+    @Test func aHardwareEncoderNearItsLimitHeldUpByTheHostKeepsItsStep() {
+        var controller = SpeedController(steps: 4, frameInterval: 1.0 / 30, cores: 2, timesDevice: true, start: 2)
+        var now: Int64 = 0
+        var picture = 0
+        var changes: [Int] = []
+        func observe(after call: Int64, waiting: Int) {
+            now += call
+            picture += 1
+            let timed: Int64? = picture % 4 == 0 ? 25_000_000 : nil
+            if let step = controller.observe(.init(now: now, encodeNanoseconds: call, waiting: waiting, dropped: 0,
+                                                   cpuNanoseconds: now / 50, encoderStarted: true,
+                                                   deviceNanoseconds: timed)) { changes.append(step) }
+        }
+        func steady(_ rounds: Int) {
+            for _ in 0..<rounds {
+                observe(after: 54_000_000, waiting: 2)
+                observe(after: 50_000, waiting: 1)
+                observe(after: 50_000, waiting: 0)
+                now += 46_000_000
+            }
+        }
+        for _ in 0..<8 { observe(after: 1_000_000, waiting: 0); now += 32_000_000 }
+        steady(60)
+        // Held up during a call with frames already waiting: 4, 3, 2 and then 5.
+        observe(after: 28_000_000, waiting: 4)
+        observe(after: 50_000, waiting: 3)
+        observe(after: 50_000, waiting: 2)
+        observe(after: 122_000_000, waiting: 5)
+        for waiting in [4, 3, 3, 2, 2, 1, 0] { observe(after: 20_000_000, waiting: waiting) }
+        steady(30)
+        // The camera stopped with it: frames arrive in a burst as the encoder takes them.
+        observe(after: 156_000_000, waiting: 0)
+        for waiting in [2, 3, 4, 5, 4, 3, 2, 1, 0] { observe(after: 100_000, waiting: waiting) }
+        steady(30)
+        #expect(changes.isEmpty, "it stepped for the host's stall: \(controller.history)")
+        #expect(controller.step == 2)
+    }
+
     /// Nothing is decided before the encoder gives out its first picture.
     @Test func itWaitsForTheEncodersFirstPicture() {
         var controller = SpeedController(steps: 4, frameInterval: 1.0 / 30, cores: 2)
