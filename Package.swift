@@ -4,8 +4,11 @@ import PackageDescription
 // The modules and what each may use (one direction; nothing below a module imports it):
 //
 //   vtrecord (CLI: options, presets, commands)
+//     ├─▶ VTLive (--http, vtrecord's side: the live stream's fragments; loads the server) ─▶ VTOutput
+//     │     ┆ dlopen, C only (CVTLiveServer's header)
+//     │     └┄▶ VTLiveServer = libvtrecord-http.so (the server: live stream, MJPEG, recordings;
+//     │           Hummingbird on SwiftNIO), a library of its own, loaded only for --http
 //     ├─▶ VTRecorder (the pipeline: threads, queue, stop, summary)
-//     │     ├─▶ VTLive (--http: the server, live stream, MJPEG, recordings; Hummingbird) ─▶ VTOutput, VTEvents
 //     │     ├─▶ VTCapture (V4L2, Y4M, test pattern; libyuv, libturbojpeg)
 //     │     ├─▶ VTEncoding (x264, VA-API encode) ─▶ VTVAAPI
 //     │     ├─▶ VTEvents (event clips: pre-roll, triggers, clip writer) ─▶ VTOutput
@@ -15,6 +18,7 @@ import PackageDescription
 //           ├─▶ VTReading (AssetReader, MP4Layout: files read back) ─▶ VTFFmpeg
 //           └─▶ VTVAAPI (VA-API devices: open, what they encode and decode)
 //
+// VTLiveWire (the settings and figures crossing the library's boundary as JSON) is in both.
 // Every module rests on VTCore (pictures, times, errors, system calls, sound formats); those
 // that handle H.264 (encoding, output, reading, decoding, VA-API) also on VTH264 (NAL units,
 // parameter sets, Annex B and AVCC), which rests on VTCore alone. At the bottom sit the C
@@ -25,6 +29,7 @@ let package = Package(
     name: "vtrecord",
     products: [
         .executable(name: "vtrecord", targets: ["vtrecord"]),
+        .library(name: "vtrecord-http", type: .dynamic, targets: ["VTLiveServer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.0"),
@@ -80,8 +85,15 @@ let package = Package(
                 dependencies: ["VTCore", "CALSA", "CAVFormat", "VTFFmpeg",
                                .product(name: "Logging", package: "swift-log")]),
         .target(name: "VTEvents", dependencies: ["VTCore", "VTOutput"]),
-        .target(name: "VTLive",
-                dependencies: ["VTCore", "VTH264", "VTOutput", "VTEvents", "CCrypt",
+        // What both sides of the HTTP server library's boundary read and write (settings, the
+        // summary's `http`, metrics as JSON); each side has its own copy.
+        .target(name: "VTLiveWire"),
+        .systemLibrary(name: "CVTLiveServer"),
+        // vtrecord's side of --http: the live stream's fragments, loading the server library.
+        .target(name: "VTLive", dependencies: ["VTCore", "VTOutput", "VTLiveWire", "CVTLiveServer"]),
+        // The server itself, in libvtrecord-http.so, loaded only for --http (LiveServerLink).
+        .target(name: "VTLiveServer",
+                dependencies: ["VTCore", "VTLiveWire", "CVTLiveServer", "CCrypt",
                                .product(name: "Hummingbird", package: "hummingbird"),
                                .product(name: "HummingbirdCore", package: "hummingbird"),
                                .product(name: "NIOCore", package: "swift-nio"),
@@ -91,10 +103,10 @@ let package = Package(
                                .product(name: "Logging", package: "swift-log")],
                 resources: [.embedInCode("Page")]),
         .target(name: "VTRecorder",
-                dependencies: ["VTCore", "VTCapture", "VTEncoding", "VTOutput", "VTEvents", "VTLive", "VTAudio", "CLinux"]),
+                dependencies: ["VTCore", "VTCapture", "VTEncoding", "VTOutput", "VTEvents", "VTLiveWire", "VTAudio", "CLinux"]),
         .executableTarget(name: "vtrecord",
                           dependencies: ["VTRecorder", "VTCore", "VTH264", "VTCapture",
-                                         "VTEncoding", "VTVAAPI", "VTOutput", "VTEvents", "VTReading", "VTDecoding", "VTAudio", "VTLive",
+                                         "VTEncoding", "VTVAAPI", "VTOutput", "VTEvents", "VTReading", "VTDecoding", "VTAudio", "VTLive", "VTLiveWire",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser"),
                                          .product(name: "TOMLKit", package: "TOMLKit")],
                           // The shipped presets (presets/*.toml, linked here) are compiled into

@@ -1,8 +1,7 @@
-import NIOCore
 import VTCore
 import VTOutput
 
-/// The recording's encoded pictures as a live stream (`LiveStream`): an output beside the
+/// The recording's encoded pictures as the HTTP server's live stream: an output beside the
 /// recording, on the encoder thread. Each picture becomes one fMP4 fragment for `/live.mp4`,
 /// built once for every viewer; every few pictures also make an HLS part, and a keyframe
 /// closes an HLS segment.
@@ -13,7 +12,7 @@ import VTOutput
 /// keyframe interval (`--keyint`). Those keyframes are the recording's too.
 /// Sound is not carried: the live view is a picture.
 public final class LiveFeed: MediaOutput {
-    public let stream: LiveStream
+    public let server: LiveServerLink
     private var fragmenter: MP4LiveFragmenter
     private var format: VideoFormatDescription?
     private var part = MP4LiveFragmenter.Pending()
@@ -32,8 +31,8 @@ public final class LiveFeed: MediaOutput {
 
     /// `partTarget`: seconds of an HLS part; `segmentTarget`: seconds after which an HLS
     /// segment asks for a keyframe (nil: segments last the recording's keyframe interval).
-    public init(stream: LiveStream, frameRate: FrameRate, partTarget: Double, segmentTarget: Double?) {
-        self.stream = stream
+    public init(server: LiveServerLink, frameRate: FrameRate, partTarget: Double, segmentTarget: Double?) {
+        self.server = server
         fragmenter = MP4LiveFragmenter(frameRate: frameRate)
         let interval = fragmenter.frameInterval
         // Parts a whole number of pictures long, the last one ending within half a picture of the target.
@@ -47,14 +46,14 @@ public final class LiveFeed: MediaOutput {
     public func requiresKeyFrame(for token: FrameToken, at pts: MediaTime) -> Bool {
         let now = MonotonicClock.nanoseconds()
         guard lastKeyFrameAsked.map({ now - $0 >= Self.keyFrameSpacing }) ?? true else { return false }
-        var wanted = stream.keyFrameWanted
+        var wanted = server.keyFrameWanted
         // The picture asked about is the one that would start the next segment.
-        if let segmentAsk, let segmentStartTime, stream.hlsWatched, pts.seconds - segmentStartTime.seconds >= segmentAsk {
+        if let segmentAsk, let segmentStartTime, server.hlsWatched, pts.seconds - segmentStartTime.seconds >= segmentAsk {
             wanted = true
         }
         guard wanted else { return false }
         lastKeyFrameAsked = now
-        stream.keyFrameAsked()
+        server.keyFrameAsked()
         return true
     }
 
@@ -65,7 +64,7 @@ public final class LiveFeed: MediaOutput {
         segmentStart = nil
         segmentStartTime = nil
         if let initSegment = fragmenter.initSegment(for: format) {
-            stream.start(initSegment: initSegment, codec: format.codecString)
+            server.startStream(initSegment: initSegment, codec: format.codecString)
         }
     }
 
@@ -88,7 +87,7 @@ public final class LiveFeed: MediaOutput {
     /// The picture as its own fragment, for `/live.mp4`.
     private func publishAlone(_ sample: MP4LiveFragmenter.Sample, _ frame: EncodedFrame) {
         let bytes = fragmenter.fragment(sample, data: frame.data)
-        stream.publish(ByteBuffer(bytes: bytes), keyFrame: frame.isKeyFrame)
+        server.publish(bytes, keyFrame: frame.isKeyFrame)
         statistics.frames += 1
         statistics.bytes += Int64(bytes.count)
         if frame.isKeyFrame { statistics.keyFrames += 1 }
@@ -97,7 +96,7 @@ public final class LiveFeed: MediaOutput {
     private func closePart(endingAt end: Int64, endsSegment: Bool) {
         guard let start = part.firstDecode else { return }
         let bytes = fragmenter.fragment(part, endingAt: end)
-        stream.publishPart(ByteBuffer(bytes: bytes), duration: Double(end - start) / Double(MP4LiveFragmenter.timescale),
+        server.publishPart(bytes, duration: Double(end - start) / Double(MP4LiveFragmenter.timescale),
                            independent: part.startsWithKeyFrame, endsSegment: endsSegment)
         part = MP4LiveFragmenter.Pending()
     }
@@ -106,8 +105,8 @@ public final class LiveFeed: MediaOutput {
 
     public func finish(keepEmpty: Bool) throws(OutputError) {
         closePart(endingAt: fragmenter.lastDecodeTicks + fragmenter.frameInterval, endsSegment: true)
-        stream.end()
+        server.endStream()
     }
 
-    public func abandon() { stream.end() }
+    public func abandon() { server.endStream() }
 }

@@ -15,6 +15,11 @@ extension OutputTemplate {
     /// `device` and `preset` as given: strftime fields match what they can print (digits for
     /// numbers, letters for names), `{n}` digits (captured), `{label}` a label's characters.
     public func fileNamePattern(device: String, preset: String?) -> Regex<AnyRegexOutput>? {
+        try? Regex(fileNamePatternText(device: device, preset: preset))
+    }
+
+    /// `fileNamePattern`'s regular expression, as text.
+    public func fileNamePatternText(device: String, preset: String?) -> String {
         // The file's name starts after the last '/'.
         let last = pieces.lastIndex { if case .literal(let text) = $0 { text.contains("/") } else { false } } ?? -1
         var pattern = "^"
@@ -35,7 +40,7 @@ extension OutputTemplate {
                 pattern += "[A-Za-z0-9._-]+"
             }
         }
-        return try? Regex(pattern + "$")
+        return pattern + "$"
     }
 
     /// The `{n}` after the highest a file in the template's folder already has, so that a run

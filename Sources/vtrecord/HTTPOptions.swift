@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import VTCore
-import VTLive
+import VTLiveWire
 
 /// `--http`: the built-in HTTP server (live view, status, metrics, events, recordings).
 struct HTTPOptions: ParsableArguments {
@@ -72,10 +72,5 @@ struct HTTPOptions: ParsableArguments {
         if !address.isLoopback && httpAuth == nil && !httpNoAuth {
             throw ValidationError("--http \(http!) can be reached from other machines: give --http-auth FILE (user:hash lines, htpasswd -nB USER makes one) or --http-no-auth, or listen on 127.0.0.1")
         }
-    }
-
-    /// The password file, read and checked.
-    func passwords() throws -> PasswordFile? {
-        try httpAuth.map { path in try PasswordFile(path: path) }
     }
 }

@@ -7,6 +7,7 @@ import VTDecoding
 import VTEncoding
 import VTEvents
 import VTLive
+import VTLiveWire
 import VTOutput
 import VTRecorder
 
@@ -35,19 +36,23 @@ extension VTRecord {
     static let hlsPartTarget = 0.2
     static let hlsSegmentTarget = 1.0
 
-    /// The server for `--http`, not started.
-    static func makeLiveServer(_ options: HTTPOptions, stream: LiveStream, jpegs: JPEGFeed, board: LiveBoard,
-                               library: RecordingLibrary,
-                               event: @escaping @Sendable (String?, Double?) -> String?,
-                               stop: @escaping @Sendable () -> Void,
-                               snapshot: (@Sendable () async throws -> [UInt8])?) throws -> LiveServer {
-        guard let address = try options.address else { preconditionFailure("--http was checked") }
-        let hooks = LiveServer.Hooks(
+    /// Starts the server for `--http` (loading its library); returns once it listens.
+    static func startLiveServer(_ options: HTTPOptions, jpegsFromCamera: Bool, board: LiveBoard,
+                                library: [LiveServerSettings.LibrarySource],
+                                event: @escaping @Sendable (String?, Double?) -> String?,
+                                stop: @escaping @Sendable () -> Void,
+                                snapshot: (@Sendable (@escaping @Sendable (Result<[UInt8], any Error>) -> Void) -> Void)?)
+        throws -> LiveServerLink {
+        guard let address = options.http else { preconditionFailure("--http was checked") }
+        let settings = LiveServerSettings(address: address, passwordFile: options.httpAuth, jpegsFromCamera: jpegsFromCamera,
+                                          hlsPartTarget: hlsPartTarget, library: library)
+        let callbacks = LiveServerLink.Callbacks(
             status: { (board.summary.flatMap { try? Array($0.jsonData()) }) ?? Array(#"{"stop_reason":"starting"}"#.utf8) },
             metrics: { board.summary.map(metrics) ?? [] },
-            event: event, stop: stop, snapshot: snapshot)
-        return LiveServer(settings: LiveServer.Settings(address: address, passwords: try options.passwords()),
-                          stream: stream, jpegs: jpegs, library: library, hooks: hooks)
+            event: event, stop: stop, snapshot: snapshot,
+            thumbnail: { path in recordingThumbnail(path: path) },
+            isOpen: { path in OutputFileRegistry.shared.isOpen(path) })
+        return try LiveServerLink(settings: settings, callbacks: callbacks)
     }
 
     /// `--live-size`, `--live-bitrate`: the live view's own low-latency x264 encode.
@@ -75,9 +80,9 @@ extension VTRecord {
     }
 
     /// `/stream.mjpeg`'s pictures: the camera's own JPEGs, or JPEGs made at --http-mjpeg-fps.
-    static func liveJPEGs(_ feed: JPEGFeed, options: HTTPOptions, fullRange: Bool,
+    static func liveJPEGs(_ server: LiveServerLink, options: HTTPOptions, fullRange: Bool,
                           warn: @escaping @Sendable (String) -> Void) -> LiveJPEGs {
-        LiveJPEGs(wanted: { feed.wanted }, publish: { jpeg in feed.publish(jpeg) }, interval: options.mjpegInterval,
+        LiveJPEGs(wanted: { server.jpegWanted }, publish: { jpeg in server.publishJPEG(jpeg) }, interval: options.mjpegInterval,
                   encode: { [size = options.httpMjpegSize] picture in
                       let shown = size.map { Pictures.scaled(picture, width: $0.width, height: $0.height) } ?? picture
                       return try Pictures.still(shown, fullRange: fullRange, quality: 80)
@@ -99,24 +104,23 @@ extension VTRecord {
         }
     }
 
-    /// `/snapshot.jpg`: a JPEG of the next picture, through the still thread.
-    static func httpSnapshot(_ stills: StillTaker, fullRange: Bool) -> @Sendable () async throws -> [UInt8] {
-        {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
-                let jpeg = Mutex<[UInt8]>([])
-                let answered = Atomic<Bool>(false)
-                stills.request({ picture in
-                    let bytes = try Pictures.still(picture, fullRange: fullRange, quality: snapshotQuality)
-                    jpeg.withLock { $0 = bytes }
-                }, answer: { error in
-                    guard !answered.exchange(true, ordering: .acquiringAndReleasing) else { return }
-                    if let error { continuation.resume(throwing: error) } else { continuation.resume(returning: jpeg.withLock { $0 }) }
-                })
-                // A recording that ends before its next picture answers nothing: give up in time.
-                DispatchQueue.global().asyncAfter(deadline: .now() + snapshotWait) {
-                    guard !answered.exchange(true, ordering: .acquiringAndReleasing) else { return }
-                    continuation.resume(throwing: StillTimedOut())
-                }
+    /// `/snapshot.jpg`: a JPEG of the next picture, through the still thread, answered once.
+    static func httpSnapshot(_ stills: StillTaker, fullRange: Bool)
+        -> @Sendable (@escaping @Sendable (Result<[UInt8], any Error>) -> Void) -> Void {
+        { answer in
+            let jpeg = Mutex<[UInt8]>([])
+            let answered = Atomic<Bool>(false)
+            stills.request({ picture in
+                let bytes = try Pictures.still(picture, fullRange: fullRange, quality: snapshotQuality)
+                jpeg.withLock { $0 = bytes }
+            }, answer: { error in
+                guard !answered.exchange(true, ordering: .acquiringAndReleasing) else { return }
+                answer(error.map { .failure($0) } ?? .success(jpeg.withLock { $0 }))
+            })
+            // A recording that ends before its next picture answers nothing: give up in time.
+            DispatchQueue.global().asyncAfter(deadline: .now() + snapshotWait) {
+                guard !answered.exchange(true, ordering: .acquiringAndReleasing) else { return }
+                answer(.failure(StillTimedOut()))
             }
         }
     }
@@ -135,11 +139,11 @@ extension VTRecord {
 
     /// The templates' folders and names, for `/recordings`.
     static func librarySources(recording: OutputTemplate?, clips: OutputTemplate?, device: String,
-                               preset: String?) -> [RecordingLibrary.Source] {
+                               preset: String?) -> [LiveServerSettings.LibrarySource] {
         [(recording, "recording"), (clips, "clip")].compactMap { template, kind in
-            guard let template, !template.isStandardOutput, let directory = template.fixedDirectory,
-                  let pattern = template.fileNamePattern(device: device, preset: preset) else { return nil }
-            return RecordingLibrary.Source(kind: kind, directory: directory, pattern: pattern)
+            guard let template, !template.isStandardOutput, let directory = template.fixedDirectory else { return nil }
+            return LiveServerSettings.LibrarySource(kind: kind, directory: directory,
+                                                    pattern: template.fileNamePatternText(device: device, preset: preset))
         }
     }
 

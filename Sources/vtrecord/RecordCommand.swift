@@ -8,6 +8,7 @@ import VTDecoding
 import VTEncoding
 import VTH264
 import VTLive
+import VTLiveWire
 import VTEvents
 import VTOutput
 import VTRecorder
@@ -180,28 +181,35 @@ extension VTRecord {
             : RetentionJanitor(rules: rules, keepFree: retention.keepFree?.target,
                                say: { [quiet = output.quiet] text in if !quiet { logger.notice("\(text)") } })
         board.attach(retention: janitor)
-        let liveFeed = http.http == nil ? nil
-            : LiveFeed(stream: LiveStream(partTarget: Self.hlsPartTarget), frameRate: format.frameRate,
-                       partTarget: Self.hlsPartTarget, segmentTarget: Self.hlsSegmentTarget)
+        // --http: the server starts listening now (a port in use stops the run before anything
+        // is written); what it reads of the recording is attached as the recording is made.
         let liveBoard = LiveBoard()
-        let jpegs = JPEGFeed(fromCamera: camera?.negotiation.format == .mjpeg)
-        let liveServer = try liveFeed.map { feed in
-            try Self.makeLiveServer(http, stream: feed.stream, jpegs: jpegs, board: liveBoard,
-                                    library: RecordingLibrary(sources: Self.librarySources(recording: template, clips: clips?.settings.template,
-                                                                                           device: deviceName, preset: presetNames),
-                                                              thumbnailer: { path in Self.recordingThumbnail(path: path) }),
-                                    event: Self.httpEvent(inbox: inbox, hasEvents: events.events != nil),
-                                    stop: { [quiet = output.quiet] in
-                                        if !quiet { logger.notice("POST /stop: finishing the recording") }
-                                        recordingInterrupt.endBy(Self.publishedEndingTime)
-                                        stop.stopCleanly()
-                                    },
-                                    snapshot: stills.map { Self.httpSnapshot($0, fullRange: format.fullRange == true) })
+        let liveServer = try http.http.map { _ in
+            try Self.startLiveServer(http, jpegsFromCamera: camera?.negotiation.format == .mjpeg, board: liveBoard,
+                                     library: Self.librarySources(recording: template, clips: clips?.settings.template,
+                                                                  device: deviceName, preset: presetNames),
+                                     event: Self.httpEvent(inbox: inbox, hasEvents: events.events != nil),
+                                     stop: { [quiet = output.quiet] in
+                                         if !quiet { logger.notice("POST /stop: finishing the recording") }
+                                         recordingInterrupt.endBy(Self.publishedEndingTime)
+                                         stop.stopCleanly()
+                                     },
+                                     snapshot: stills.map { Self.httpSnapshot($0, fullRange: format.fullRange == true) })
+        }
+        defer { liveServer?.stop() }
+        if let liveServer, !output.quiet, let address = HTTPAddress(http.http ?? "") {
+            logger.notice("serving the live view on http://\(address.withPort(liveServer.port))/")
+        }
+        let libraryFolders = Self.librarySources(recording: template, clips: clips?.settings.template,
+                                                 device: deviceName, preset: presetNames).map(\.directory)
+        let liveFeed = liveServer.map { server in
+            LiveFeed(server: server, frameRate: format.frameRate, partTarget: Self.hlsPartTarget,
+                     segmentTarget: Self.hlsSegmentTarget)
         }
         // The summary of --json-summary, at the end and (GET /status) as the recording goes.
         let summarize: @Sendable (RecordingResult, EventReport?) -> RecordingSummary = {
             [recordingName = output.recording, eventsName = eventsAlone ? events.events : nil, negotiation = camera?.negotiation,
-             janitor, liveServer, format] result, eventReport in
+             janitor, liveServer, libraryFolders, format] result, eventReport in
             // The name chosen when -o was not given, unless there are several.
             let outputName = destination?.description ?? recordingName ?? eventsName
                 ?? (segments == nil ? result.segments.first : nil) ?? template?.text ?? "-"
@@ -211,7 +219,7 @@ extension VTRecord {
             summary.events = eventReport
             summary.retention = janitor?.report
             if let server = liveServer {
-                summary.disk = Self.diskFigures(server.library.sources.map(\.directory))
+                summary.disk = Self.diskFigures(libraryFolders)
                 summary.http = server.report
             }
             return summary
@@ -232,9 +240,10 @@ extension VTRecord {
             audio: audio,
             motion: motion,
             liveResults: liveServer != nil,
-            liveJPEGs: liveServer == nil ? nil
-                : Self.liveJPEGs(jpegs, options: http, fullRange: format.fullRange == true,
-                                 warn: { text in logger.warning("\(text)") }),
+            liveJPEGs: liveServer.map { server in
+                Self.liveJPEGs(server, options: http, fullRange: format.fullRange == true,
+                               warn: { text in logger.warning("\(text)") })
+            },
             liveEncoding: http.hasLiveEncode ? liveFeed.map { feed in
                 Self.liveEncoding(http, output: feed, format: format, warn: { text in logger.warning("\(text)") })
             } : nil,
@@ -288,16 +297,13 @@ extension VTRecord {
         stop.attach(recorder)
         board.attach(recorder.control)
         liveBoard.attach(recorder.control)
-        if let liveServer {
+        if liveServer != nil {
             liveBoard.attach(summary: { [liveEvents = clips?.liveReport] in
                 let result = liveBoard.result ?? RecordingResult(statistics: RecordingStatistics(), stopReason: .recording,
                                                                  encoder: "none", settings: nil, error: nil)
                 return summarize(result, liveEvents?())
             })
-            try liveServer.start(logger: logger)
-            if !output.quiet { logger.notice("serving the live view on http://\(liveServer.settings.address.withPort(liveServer.port))/") }
         }
-        defer { liveServer?.stop() }
 
         // Before the first file: what earlier runs left is brought within bounds first.
         janitor?.start()

@@ -33,8 +33,7 @@ public final class JPEGFeed: Sendable {
     /// Whether anyone waits for a picture: only then is one made (or copied).
     public var wanted: Bool { state.withLock { !$0.ended && ($0.clients > 0 || !$0.waiters.isEmpty) } }
 
-    public func publish(_ jpeg: [UInt8]) {
-        let buffer = ByteBuffer(bytes: jpeg)
+    public func publish(_ buffer: ByteBuffer) {
         let ready: [(CheckedContinuation<(ByteBuffer, UInt64)?, Never>, UInt64)] = state.withLock { state in
             state.sequence += 1
             state.latest = buffer

@@ -12,6 +12,17 @@ public struct HTTPReport: Codable, Sendable, Equatable {
     public var clientsStalled: Int
     public var authFailures: Int
 
+    public init(address: String, liveViewers: Int, liveViewersServed: Int, liveViewersCutOff: Int,
+                connectionsTimedOut: Int, clientsStalled: Int, authFailures: Int) {
+        self.address = address
+        self.liveViewers = liveViewers
+        self.liveViewersServed = liveViewersServed
+        self.liveViewersCutOff = liveViewersCutOff
+        self.connectionsTimedOut = connectionsTimedOut
+        self.clientsStalled = clientsStalled
+        self.authFailures = authFailures
+    }
+
     enum CodingKeys: String, CodingKey {
         case address, liveViewers = "live_viewers", liveViewersServed = "live_viewers_served"
         case liveViewersCutOff = "live_viewers_cut_off", connectionsTimedOut = "connections_timed_out"

@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-import VTOutput
+import VTLiveWire
 
 /// The files the recording's templates made (`-o` and `--events`), as `/recordings` lists and
 /// serves them. Only a file whose name the template's pattern matches, directly in the
@@ -44,12 +44,15 @@ public final class RecordingLibrary: Sendable {
 
     public let sources: [Source]
     private let thumbnailer: Thumbnailer?
+    /// Whether the recording is writing to a file now.
+    private let isOpen: @Sendable (String) -> Bool
     /// Thumbnails made, by path, with the size and time of the file they were made of.
     private let thumbnails = Mutex<[String: (bytes: Int64, modified: Date, jpeg: [UInt8])]>([:])
 
-    public init(sources: [Source], thumbnailer: Thumbnailer?) {
+    public init(sources: [Source], thumbnailer: Thumbnailer?, isOpen: @escaping @Sendable (String) -> Bool) {
         self.sources = sources
         self.thumbnailer = thumbnailer
+        self.isOpen = isOpen
     }
 
     /// Every file the templates made, newest first.
@@ -85,7 +88,7 @@ public final class RecordingLibrary: Sendable {
         let escaped = name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? name
         let url = "recordings/\(source.folder)/\(escaped)"
         return Entry(name: name, kind: source.kind, bytes: Int64(info.st_size), modified: modified,
-                     open: OutputFileRegistry.shared.isOpen(path), url: url,
+                     open: isOpen(path), url: url,
                      thumbnail: thumbnailer == nil ? nil : url + "?thumbnail", path: path)
     }
 

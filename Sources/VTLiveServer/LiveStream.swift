@@ -63,8 +63,7 @@ public final class LiveStream: Sendable {
     /// A new time line starts (the first picture, or pictures of a new size): viewers of the
     /// old one are ended (a player cannot take a second init segment mid-stream everywhere),
     /// HLS starts over.
-    func start(initSegment: [UInt8], codec: String?) {
-        let buffer = ByteBuffer(bytes: initSegment)
+    func start(initSegment buffer: ByteBuffer, codec: String?) {
         let ended: [LiveViewer] = state.withLock { state in
             state.initSegment = buffer
             state.contentType = codec.map { "video/mp4; codecs=\"\($0)\"" } ?? "video/mp4"
