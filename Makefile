@@ -77,7 +77,8 @@ run: build
 # The build (tests included) fails on a warning in vtrecord's code (Package.swift makes each
 # one an error); a warning SwiftPM itself prints fails it here. The suite then runs as three
 # processes side by side (Tests/run-in-parallel.sh): the serialized camera tests, which mostly
-# wait on real time, the other tests that wait on real time, and everything else. Then the tests that need both cores to themselves run
+# wait on real time, the command line's other tests, and the other tests that wait on real time
+# followed by the modules' own tests. Then the tests that need both cores to themselves run
 # on their own: those of --realtime adaptive, which check how the speed controller answers an
 # encoder's cost, and the 1080p recordings with stills, with three streams beside the
 # file, and with fifty viewers of the live stream, that must drop nothing. The other
@@ -97,8 +98,12 @@ TEST_WAITING := PublishingTests|PublishingReceiverTests|StreamPeerProofTests|Con
 # rounds of retransmission and little time to spare: beside the rest, a packet arrived 2 ms
 # after its time and was dropped. Those tests run last, with the machine to themselves.
 TEST_QUIET := srtThroughALossyRelay|srtAtLatency500ThroughALossyLinkDecodesClean
-TEST_PARTS := "--filter CameraRecordingTests --skip $(TEST_ALONE)" "--skip CameraRecordingTests|$(TEST_WAITING)" \
-              "--filter $(TEST_WAITING) --skip $(TEST_QUIET)|$(TEST_ALONE)"
+# The third place runs the waiting tests, then every module's own tests (all but the command
+# line's, CPU-bound and quick): those took 105 s alone, and the waiting tests end minutes
+# before the other two places.
+TEST_PARTS := "--filter CameraRecordingTests --skip $(TEST_ALONE)" \
+              "--filter VTRecordCLITests --skip CameraRecordingTests|$(TEST_WAITING)" \
+              "--filter $(TEST_WAITING) --skip $(TEST_QUIET)|$(TEST_ALONE) ; --skip VTRecordCLITests"
 test: deps
 	@log=$$(mktemp); status=0; $(SWIFT) build --build-tests >$$log 2>&1 || status=$$?; cat $$log; \
 	if grep "warning:" $$log | grep -vq "$(FOREIGN_PACKAGE_WARNING)"; then echo "the build printed a warning (above): vtrecord builds without any"; status=1; fi; \
@@ -179,6 +184,9 @@ INSTALL_BASH    := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 INSTALL_ZSH     := $(DESTDIR)$(PREFIX)/share/zsh/site-functions
 INSTALL_FISH    := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 INSTALL_UNIT    := $(DESTDIR)$(PREFIX)/lib/systemd/system
+# --http's server, a library vtrecord loads only when asked for (../lib/vtrecord from the binary).
+INSTALLED_LIB   := .build/$(CONFIG)/libvtrecord-http.so
+INSTALL_LIB     := $(DESTDIR)$(PREFIX)/lib/vtrecord
 PRESET_FILES    := $(wildcard presets/*.toml)
 
 # A release build (CONFIG, release unless told otherwise: the install test installs the debug
@@ -187,9 +195,11 @@ PRESET_FILES    := $(wildcard presets/*.toml)
 # them from its own command tree), so they cannot drift from its options. The unit gets the prefix the binary really lives under.
 install: deps
 	$(SWIFT) build -c $(CONFIG) --product vtrecord $(SWIFT_BUILD_FLAGS)
-	install -d "$(INSTALL_BIN)" "$(INSTALL_MAN)" "$(INSTALL_BASH)" "$(INSTALL_ZSH)" \
+	$(SWIFT) build -c $(CONFIG) --product vtrecord-http $(SWIFT_BUILD_FLAGS)
+	install -d "$(INSTALL_BIN)" "$(INSTALL_LIB)" "$(INSTALL_MAN)" "$(INSTALL_BASH)" "$(INSTALL_ZSH)" \
 	  "$(INSTALL_FISH)" "$(INSTALL_UNIT)"
 	install -m 755 $(INSTALLED_BIN) "$(INSTALL_BIN)/vtrecord"
+	install -m 644 $(INSTALLED_LIB) "$(INSTALL_LIB)/libvtrecord-http.so"
 	install -m 644 man/vtrecord.1 "$(INSTALL_MAN)/vtrecord.1"
 ifneq ($(PRESET_FILES),)
 	install -d "$(INSTALL_PRESETS)"
@@ -205,10 +215,10 @@ endif
 # Removes the files install wrote and the one directory of vtrecord's own (share/vtrecord);
 # directories shared with other programs stay.
 uninstall:
-	rm -f "$(INSTALL_BIN)/vtrecord" "$(INSTALL_MAN)/vtrecord.1" "$(INSTALL_BASH)/vtrecord" \
+	rm -f "$(INSTALL_BIN)/vtrecord" "$(INSTALL_LIB)/libvtrecord-http.so" "$(INSTALL_MAN)/vtrecord.1" "$(INSTALL_BASH)/vtrecord" \
 	  "$(INSTALL_ZSH)/_vtrecord" "$(INSTALL_FISH)/vtrecord.fish" "$(INSTALL_UNIT)/vtrecord@.service"
 	for f in $(notdir $(PRESET_FILES)); do rm -f "$(INSTALL_PRESETS)/$$f"; done
-	rmdir "$(INSTALL_PRESETS)" "$(DESTDIR)$(PREFIX)/share/vtrecord" 2>/dev/null || true
+	rmdir "$(INSTALL_PRESETS)" "$(DESTDIR)$(PREFIX)/share/vtrecord" "$(INSTALL_LIB)" 2>/dev/null || true
 
 clean:
 	rm -rf .build

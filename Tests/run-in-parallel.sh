@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the built test suite as several `swift test` processes at once, one per argument (each
 # a quoted list of swift test options, such as "--filter CameraRecordingTests"), and fails if
-# any fails. Swift Testing runs as many tests at once as the machine has cores, and a test that
+# any fails. An argument may hold several lists separated by " ; ": they run one after the
+# other in that place (a short part, then another that fills the time the longer ones take). Swift Testing runs as many tests at once as the machine has cores, and a test that
 # waits for a child process (a real-time recording) holds its place while the CPU idles: two
 # processes let the long serialized camera suite wait beside the rest instead of in its turn.
 # Each process's output is kept in a file and printed whole once it ends, so the log of one
@@ -13,9 +14,18 @@ logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 pids=()
 for index in $(seq 1 $#); do
-  options=${!index}
-  # shellcheck disable=SC2086 # the options are words, split on purpose
-  swift test --skip-build --ignore-lock $options >"$logs/$index.log" 2>&1 &
+  lane=${!index}
+  (
+    status=0
+    while [ -n "$lane" ]; do
+      options=${lane%% ; *}
+      [ "$options" = "$lane" ] && lane="" || lane=${lane#* ; }
+      echo "--- swift test $options"
+      # shellcheck disable=SC2086 # the options are words, split on purpose
+      swift test --skip-build --ignore-lock $options || status=1
+    done
+    exit $status
+  ) >"$logs/$index.log" 2>&1 &
   pids+=("$!")
   # The next starts once this one runs its tests: two SwiftPMs opening the build database at
   # the same moment make one fail ("database is locked") and then find no tests at all.
