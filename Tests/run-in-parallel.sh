@@ -2,7 +2,8 @@
 # Runs the built test suite as several `swift test` processes at once, one per argument (each
 # a quoted list of swift test options, such as "--filter CameraRecordingTests"), and fails if
 # any fails. An argument may hold several lists separated by " ; ": they run one after the
-# other in that place (a short part, then another that fills the time the longer ones take). Swift Testing runs as many tests at once as the machine has cores, and a test that
+# other in that place (a short part, then another that fills the time the longer ones take).
+# A list that starts "nice N: " runs at that niceness. Swift Testing runs as many tests at once as the machine has cores, and a test that
 # waits for a child process (a real-time recording) holds its place while the CPU idles: two
 # processes let the long serialized camera suite wait beside the rest instead of in its turn.
 # Each process's output is kept in a file and printed whole once it ends, so the log of one
@@ -20,9 +21,13 @@ for index in $(seq 1 $#); do
     while [ -n "$lane" ]; do
       options=${lane%% ; *}
       [ "$options" = "$lane" ] && lane="" || lane=${lane#* ; }
-      echo "--- swift test $options"
+      # "nice N: options": at a lower priority, so that it takes what the real-time parts
+      # leave of the cores rather than a share of what they need.
+      niceness=0
+      if [[ $options =~ ^nice\ ([0-9]+):\ (.*)$ ]]; then niceness=${BASH_REMATCH[1]}; options=${BASH_REMATCH[2]}; fi
+      echo "--- swift test $options (nice $niceness)"
       # shellcheck disable=SC2086 # the options are words, split on purpose
-      swift test --skip-build --ignore-lock $options || status=1
+      nice -n "$niceness" swift test --skip-build --ignore-lock $options || status=1
     done
     exit $status
   ) >"$logs/$index.log" 2>&1 &
