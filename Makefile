@@ -74,8 +74,7 @@ run: build
 	  $(BIN) $(ARGS); \
 	fi
 
-# The build (tests included, without an index store: only editors read it, and writing it took
-# 33 s of a fresh build) fails on a warning in vtrecord's code (Package.swift makes each
+# The build (tests included) fails on a warning in vtrecord's code (Package.swift makes each
 # one an error); a warning SwiftPM itself prints fails it here. The suite then runs as three
 # processes side by side (Tests/run-in-parallel.sh): the serialized camera tests, which mostly
 # wait on real time, the command line's other tests, and the other tests that wait on real time
@@ -107,7 +106,7 @@ TEST_PARTS := "--filter CameraRecordingTests --skip $(TEST_ALONE)" \
               "nice 5: --filter VTRecordCLITests --skip CameraRecordingTests|$(TEST_WAITING)" \
               "--filter $(TEST_WAITING) --skip $(TEST_QUIET)|$(TEST_ALONE) ; nice 10: --skip VTRecordCLITests"
 test: deps
-	@log=$$(mktemp); status=0; $(SWIFT) build --build-tests --disable-index-store >$$log 2>&1 || status=$$?; cat $$log; \
+	@log=$$(mktemp); status=0; $(SWIFT) build --build-tests >$$log 2>&1 || status=$$?; cat $$log; \
 	if grep "warning:" $$log | grep -vq "$(FOREIGN_PACKAGE_WARNING)"; then echo "the build printed a warning (above): vtrecord builds without any"; status=1; fi; \
 	rm -f $$log; exit $$status
 	@status=0; Tests/run-in-parallel.sh $(TEST_PARTS) || status=1; \

@@ -113,7 +113,10 @@ struct HLSWindow {
     /// The media playlist, with `prefix` before every URI ("live/").
     func playlist(prefix: String) -> String {
         let complete = segments.filter(\.complete)
-        let target = max(1, Int((complete.map(\.duration).max() ?? 1).rounded(.up)))
+        // Each segment's duration rounded to the nearest second, at most (RFC 8216bis 4.4.3.1):
+        // rounded up, a segment a picture over its second doubled it, and players that reload
+        // an unchanged playlist after half of it (ffmpeg) came a second late.
+        let target = max(1, Int((complete.map(\.duration).max() ?? 1).rounded()))
         var text = "#EXTM3U\n#EXT-X-VERSION:9\n#EXT-X-TARGETDURATION:\(target)\n"
         text += "#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=\(seconds(partTarget * 3))\n"
         text += "#EXT-X-PART-INF:PART-TARGET=\(seconds(partTarget))\n"

@@ -147,11 +147,10 @@ import Testing
     ///
     /// The `swift test` running this test holds SwiftPM's lock on .build until it ends, so a
     /// plain `swift build` here would wait for it forever. Ignoring the lock is safe at this
-    /// point: the tests are built and nothing else builds while they run. make test builds
-    /// without an index store; so does this, or SwiftPM would compile everything again with one.
+    /// point: the tests are built and nothing else builds while they run.
     static func make(_ arguments: [String]) throws -> ProcessResult {
         try Tools.run("nice", ["-n", "19", "make", "--no-print-directory"] + arguments
-                      + ["SWIFT_BUILD_FLAGS=--ignore-lock --disable-index-store", "CONFIG=debug"],
+                      + ["SWIFT_BUILD_FLAGS=--ignore-lock", "CONFIG=debug"],
                       cwd: DocumentationTests.root)
     }
 
