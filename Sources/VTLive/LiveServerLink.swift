@@ -1,6 +1,5 @@
 import CVTLiveServer
 import Foundation
-import Synchronization
 import VTCore
 import VTLiveWire
 
@@ -51,7 +50,6 @@ public final class LiveServerLink: @unchecked Sendable {
     private let handle: OpaquePointer
     /// Kept for as long as the server may call back.
     private let context: Unmanaged<Box>
-    private let stopped = Mutex(false)
 
     private final class Box: Sendable {
         let callbacks: Callbacks
@@ -126,17 +124,12 @@ public final class LiveServerLink: @unchecked Sendable {
 
     /// What the server did so far (the summary's `http`).
     public var report: HTTPReport? {
-        var count = 0
-        guard let bytes = functions.pointee.report(handle, &count) else { return nil }
-        defer { free(bytes) }
-        return try? JSONDecoder().decode(HTTPReport.self, from: Data(bytes: bytes, count: count))
+        guard let json = takeOver({ functions.pointee.report(handle, $0) }) else { return nil }
+        return try? JSONDecoder().decode(HTTPReport.self, from: Data(json))
     }
 
-    /// Ends every live answer and stops listening; `report` still answers after.
-    public func stop() {
-        guard !stopped.withLock({ was in defer { was = true }; return was }) else { return }
-        functions.pointee.stop(handle)
-    }
+    /// Ends every live answer and stops listening (again: nothing); `report` still answers after.
+    public func stop() { functions.pointee.stop(handle) }
 
     // MARK: Loading
 

@@ -13,10 +13,10 @@ import VTLiveWire
 private struct Host: @unchecked Sendable {
     let raw: vtl_host
 
-    func status() -> [UInt8] { Host.take(raw.status.map { status in { count in status(raw.context, count) } }) ?? [] }
+    func status() -> [UInt8] { raw.status.flatMap { status in takeOver { status(raw.context, $0) } } ?? [] }
 
     func metrics() -> [LiveMetric] {
-        guard let json = Host.take(raw.metrics.map { metrics in { count in metrics(raw.context, count) } }) else { return [] }
+        guard let json = raw.metrics.flatMap({ metrics in takeOver { metrics(raw.context, $0) } }) else { return [] }
         return (try? JSONDecoder().decode([LiveMetric].self, from: Data(json))) ?? []
     }
 
@@ -50,19 +50,10 @@ private struct Host: @unchecked Sendable {
 
     func thumbnail(path: String) -> [UInt8]? {
         guard let thumbnail = raw.thumbnail else { return nil }
-        return Host.take { count in path.withCString { thumbnail(raw.context, $0, count) } }
+        return takeOver { count in path.withCString { thumbnail(raw.context, $0, count) } }
     }
 
     func isOpen(path: String) -> Bool { raw.file_open.map { open in path.withCString { open(raw.context, $0) } } ?? false }
-
-    /// Bytes a callback returned (malloc'ed), copied and freed.
-    static func take(_ call: ((UnsafeMutablePointer<Int>) -> UnsafeMutablePointer<UInt8>?)?) -> [UInt8]? {
-        guard let call else { return nil }
-        var count = 0
-        guard let bytes = call(&count) else { return nil }
-        defer { free(bytes) }
-        return Array(UnsafeBufferPointer(start: bytes, count: count))
-    }
 }
 
 private final class SnapshotRequest: @unchecked Sendable {

@@ -10,3 +10,12 @@ public func handOver(_ bytes: [UInt8], _ count: UnsafeMutablePointer<Int>?) -> U
     count?.pointee = bytes.count
     return copy
 }
+
+/// Bytes the other side handed over (malloc'ed, their length in the count `call` fills in),
+/// copied and freed; nil when it gave none.
+public func takeOver(_ call: (UnsafeMutablePointer<Int>) -> UnsafeMutablePointer<UInt8>?) -> [UInt8]? {
+    var count = 0
+    guard let bytes = call(&count) else { return nil }
+    defer { free(bytes) }
+    return Array(UnsafeBufferPointer(start: bytes, count: count))
+}

@@ -184,10 +184,11 @@ extension VTRecord {
         // --http: the server starts listening now (a port in use stops the run before anything
         // is written); what it reads of the recording is attached as the recording is made.
         let liveBoard = LiveBoard()
+        let library = Self.librarySources(recording: template, clips: clips?.settings.template, device: deviceName,
+                                          preset: presetNames)
         let liveServer = try http.http.map { _ in
             try Self.startLiveServer(http, jpegsFromCamera: camera?.negotiation.format == .mjpeg, board: liveBoard,
-                                     library: Self.librarySources(recording: template, clips: clips?.settings.template,
-                                                                  device: deviceName, preset: presetNames),
+                                     library: library,
                                      event: Self.httpEvent(inbox: inbox, hasEvents: events.events != nil),
                                      stop: { [quiet = output.quiet] in
                                          if !quiet { logger.notice("POST /stop: finishing the recording") }
@@ -197,11 +198,10 @@ extension VTRecord {
                                      snapshot: stills.map { Self.httpSnapshot($0, fullRange: format.fullRange == true) })
         }
         defer { liveServer?.stop() }
-        if let liveServer, !output.quiet, let address = HTTPAddress(http.http ?? "") {
+        if let liveServer, !output.quiet, let address = try http.address {
             logger.notice("serving the live view on http://\(address.withPort(liveServer.port))/")
         }
-        let libraryFolders = Self.librarySources(recording: template, clips: clips?.settings.template,
-                                                 device: deviceName, preset: presetNames).map(\.directory)
+        let libraryFolders = library.map(\.directory)
         let liveFeed = liveServer.map { server in
             LiveFeed(server: server, frameRate: format.frameRate, partTarget: Self.hlsPartTarget,
                      segmentTarget: Self.hlsSegmentTarget)
