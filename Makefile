@@ -77,8 +77,7 @@ run: build
 # The build (tests included) fails on a warning in vtrecord's code (Package.swift makes each
 # one an error); a warning SwiftPM itself prints fails it here. The suite then runs as three
 # processes side by side (Tests/run-in-parallel.sh): the serialized camera tests, which mostly
-# wait on real time, the command line's other tests, and the other tests that wait on real time
-# followed by the modules' own tests. Then the tests that need both cores to themselves run
+# wait on real time, the other tests that wait on real time, and everything else. Then the tests that need both cores to themselves run
 # on their own: those of --realtime adaptive, which check how the speed controller answers an
 # encoder's cost, and the 1080p recordings with stills, with three streams beside the
 # file, and with fifty viewers of the live stream, that must drop nothing. The other
@@ -98,13 +97,8 @@ TEST_WAITING := PublishingTests|PublishingReceiverTests|StreamPeerProofTests|Con
 # rounds of retransmission and little time to spare: beside the rest, a packet arrived 2 ms
 # after its time and was dropped. Those tests run last, with the machine to themselves.
 TEST_QUIET := srtThroughALossyRelay|srtAtLatency500ThroughALossyLinkDecodesClean
-# The second place runs the command line's other tests at nice 5: two at a time, they took
-# enough of the cores from the real-time camera and stream tests beside them to make those
-# drop frames; lowered, they take what those leave. The third place runs the waiting tests,
-# then every module's own tests (105 s alone) at nice 10, in the time the waiting tests leave.
-TEST_PARTS := "--filter CameraRecordingTests --skip $(TEST_ALONE)" \
-              "nice 5: --filter VTRecordCLITests --skip CameraRecordingTests|$(TEST_WAITING)" \
-              "--filter $(TEST_WAITING) --skip $(TEST_QUIET)|$(TEST_ALONE) ; nice 10: --skip VTRecordCLITests"
+TEST_PARTS := "--filter CameraRecordingTests --skip $(TEST_ALONE)" "--skip CameraRecordingTests|$(TEST_WAITING)" \
+              "--filter $(TEST_WAITING) --skip $(TEST_QUIET)|$(TEST_ALONE)"
 test: deps
 	@log=$$(mktemp); status=0; $(SWIFT) build --build-tests >$$log 2>&1 || status=$$?; cat $$log; \
 	if grep "warning:" $$log | grep -vq "$(FOREIGN_PACKAGE_WARNING)"; then echo "the build printed a warning (above): vtrecord builds without any"; status=1; fi; \
