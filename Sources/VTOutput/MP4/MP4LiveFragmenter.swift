@@ -7,9 +7,19 @@ import VTH264
 ///
 /// Times count from the first picture given, in 90 kHz ticks, on one time line for all
 /// viewers: one who joins later gets fragments whose decode times continue it. A fragment's
-/// last picture lasts until the next picture's decode time where it is known, else one frame
-/// interval (a player places each fragment by its own `tfdt`, so a guess that is off moves
-/// nothing).
+/// last picture lasts until the next picture's decode time where it is known, else as long as
+/// the step to it from the picture before (at least one frame interval): a player places each
+/// fragment by its own `tfdt`, so a guess that is off moves nothing.
+///
+/// Pictures missing from the live stream (dropped at the recording's queue, or skipped by the
+/// live view's own encoder while it was behind) leave no gap on the time line: a step is at
+/// most one and a half times the last picture's duration, and the time beyond is taken out.
+/// Media Source Extensions take a decode time more than twice the last duration past the one
+/// before for a discontinuity and drop every picture after it up to the next keyframe (W3C
+/// MSE, coded frame processing), which froze the browser's picture for up to a keyframe
+/// interval after a few pictures were skipped; the margin below two covers the rounding of
+/// 90 kHz ticks to a browser's microseconds. A camera whose rate falls (a long exposure in low
+/// light) lengthens the durations within a few pictures and keeps its true time.
 public struct MP4LiveFragmenter: Sendable {
     public static let timescale: Int32 = 90_000
 
@@ -19,6 +29,8 @@ public struct MP4LiveFragmenter: Sendable {
         public var presentation: Int64
         public var size: Int
         public var isKeyFrame: Bool
+        /// How long the picture is taken to last while the next one's time is unknown.
+        public var duration: Int64
     }
 
     /// The pictures of a fragment waiting for its end.
@@ -43,11 +55,13 @@ public struct MP4LiveFragmenter: Sendable {
     private var parameterSets = TrackParameterSets()
     private var base: Int64?
     private var lastDecode: Int64 = -1
+    private var lastDuration: Int64
     private var sequence: UInt32 = 0
     private let frameTicks: Int64
 
     public init(frameRate: FrameRate) {
         frameTicks = max(1, frameRate.frameDuration.ticks(since: .zero, timescale: Self.timescale))
+        lastDuration = frameTicks
     }
 
     /// The init segment for `format`: nil if it cannot be described (no parameter sets).
@@ -64,16 +78,27 @@ public struct MP4LiveFragmenter: Sendable {
     }
 
     /// The place `frame` takes on the live time line: decode times count from the first
-    /// frame and always increase.
+    /// frame, always increase, and step at most one and a half durations at a time.
     public mutating func sample(for frame: EncodedFrame) -> Sample {
-        var decode = frame.dts.converted(to: Self.timescale).value
-        var presentation = frame.pts.converted(to: Self.timescale).value
-        let base = self.base ?? decode
+        let decodeTime = frame.dts.converted(to: Self.timescale).value
+        var base = self.base ?? decodeTime
+        var decode = decodeTime - base
+        var duration = frameTicks
+        if lastDecode >= 0 {
+            let longest = lastDuration * 3 / 2
+            if decode - lastDecode > longest {
+                base += decode - lastDecode - longest
+                decode = lastDecode + longest
+            }
+            decode = max(decode, lastDecode + 1)
+            duration = max(frameTicks, decode - lastDecode)
+        }
+        let presentation = max(frame.pts.converted(to: Self.timescale).value - base, decode)
         self.base = base
-        decode = max(decode - base, lastDecode + 1)
-        presentation = max(presentation - base, decode)
         lastDecode = decode
-        return Sample(decode: decode, presentation: presentation, size: frame.data.count, isKeyFrame: frame.isKeyFrame)
+        lastDuration = duration
+        return Sample(decode: decode, presentation: presentation, size: frame.data.count, isKeyFrame: frame.isKeyFrame,
+                      duration: duration)
     }
 
     /// The decode time, in ticks, of the last frame placed.
@@ -95,7 +120,7 @@ public struct MP4LiveFragmenter: Sendable {
         samples.reserveCapacity(pictures.count)
         for (index, sample) in pictures.enumerated() {
             let next = index + 1 < pictures.count ? pictures[index + 1].decode
-                : max(end ?? sample.decode + frameTicks, sample.decode + 1)
+                : max(end ?? sample.decode + sample.duration, sample.decode + 1)
             samples.append(MP4Sample(size: UInt32(sample.size), duration: UInt32(next - sample.decode),
                                      compositionOffset: UInt32(sample.presentation - sample.decode),
                                      isKeyFrame: sample.isKeyFrame))
