@@ -75,39 +75,41 @@ run: build
 	fi
 
 # The build (tests included) fails on a warning in vtrecord's code (Package.swift makes each
-# one an error); a warning SwiftPM itself prints fails it here. The suite then runs as three
-# processes side by side (Tests/run-in-parallel.sh): the serialized camera tests, which mostly
-# wait on real time, the other tests that wait on real time, and everything else. Then the tests that need both cores to themselves run
-# on their own: those of --realtime adaptive, which check how the speed controller answers an
-# encoder's cost, and the 1080p recordings with stills, with three streams beside the
-# file, and with fifty viewers of the live stream, that must drop nothing. The other
-# processes' load on both cores is a cost they do not control: it held a recording up for most
-# of a second, long enough to drop frames, in about one full run in three, and the 1080p one
-# for 2.5 s in one run of several.
+# one an error); a warning SwiftPM itself prints fails it here. The suite then runs as four
+# lanes side by side (Tests/run-in-parallel.sh), since most of its tests wait on real time or
+# on child processes while the CPU idles:
+#  - the serialized camera tests;
+#  - the other tests that wait on real time (the stream tests with their receivers, relays and
+#    media servers; the container and sound trials, each suite one recording at a time), then
+#    the modules' own tests at nice 10;
+#  - the command line's other tests, in two halves at nice 5.
+# The real-time lanes run at nice 0 and the rest take the cores only while they do not want
+# them: a recording asked to drop nothing is not held off the CPU by a fuzzing run. Then the
+# tests that need both cores to themselves run on their own: those of --realtime adaptive,
+# which check how the speed controller answers an encoder's cost, and the 1080p recordings
+# with stills, with three streams beside the file, and with fifty viewers of the live stream,
+# that must drop nothing. Last, SRT through the lossy relay (5 % lost each way, 200 ms round
+# trip) at latency=500, which has two rounds of retransmission and little time to spare:
+# beside the rest, a packet arrived 2 ms after its time and was dropped.
 # SwiftPM's note that a dependency package ships a file it does not declare
 # (swift-distributed-tracing, under Hummingbird) is about that package, not vtrecord's build.
 FOREIGN_PACKAGE_WARNING := ^warning: 'swift-[a-z-]*': found [0-9]* file(s) which are unhandled
 TEST_ALONE := AdaptiveSpeedTests|theSnapshotIsAlwaysAWholeJPEGAndCostsNoFrame|aFileAndThreeStreamsFromA1080pCameraDropNothing|fiftyViewersCostTheRecordingNothing
-# Tests that wait on real time outside the camera suite (the stream tests with their receivers,
-# relays and media servers; the container and sound trials, each suite one recording at a
-# time) run in a process of their own: there each serialized suite holds one of Swift Testing's
-# two places for minutes without the rest queueing behind it.
 TEST_WAITING := PublishingTests|PublishingReceiverTests|StreamPeerProofTests|ContainerTrialTests|SoundCaptureTests|EventClipTests
-# SRT through the lossy relay (5 % lost each way, 200 ms round trip) at latency=500 has two
-# rounds of retransmission and little time to spare: beside the rest, a packet arrived 2 ms
-# after its time and was dropped. Those tests run last, with the machine to themselves.
 TEST_QUIET := srtThroughALossyRelay|srtAtLatency500ThroughALossyLinkDecodesClean
-TEST_PARTS := "--filter CameraRecordingTests --skip $(TEST_ALONE)" "--skip CameraRecordingTests|$(TEST_WAITING)" \
-              "--filter $(TEST_WAITING) --skip $(TEST_QUIET)|$(TEST_ALONE)"
+# The first half of the command line's other suites; the second is whatever is left, so a new
+# suite is never left out.
+TEST_CLI_FIRST := VTRecordCLITests\.(BatchTests|BrowserPlaybackTests|CameraDiscoveryTests|CommandLineTests|DecoderSelectionTests|DecompressionSessionTests|DocumentationTests|FuzzCLITests|FuzzRegressionTests|HTTPLibraryTests|InstallTests|MP4OutputTests|MuxedOutputTests|OutputTests|PresetTests)/
+TEST_LANES := "--filter CameraRecordingTests --skip $(TEST_ALONE)" \
+              "--filter $(TEST_WAITING) --skip $(TEST_QUIET)|$(TEST_ALONE) ; --nice 10 --skip VTRecordCLITests" \
+              "--nice 5 --filter $(TEST_CLI_FIRST)" \
+              "--nice 5 --filter VTRecordCLITests --skip CameraRecordingTests|$(TEST_WAITING)|$(TEST_CLI_FIRST)" \
+              -- "--filter $(TEST_ALONE)" -- "--filter $(TEST_QUIET)"
 test: deps
 	@log=$$(mktemp); status=0; $(SWIFT) build --build-tests >$$log 2>&1 || status=$$?; cat $$log; \
 	if grep "warning:" $$log | grep -vq "$(FOREIGN_PACKAGE_WARNING)"; then echo "the build printed a warning (above): vtrecord builds without any"; status=1; fi; \
 	rm -f $$log; exit $$status
-	@status=0; Tests/run-in-parallel.sh $(TEST_PARTS) || status=1; \
-	echo "=== swift test --filter '$(TEST_ALONE)'"; \
-	$(SWIFT) test --skip-build --filter '$(TEST_ALONE)' || status=1; \
-	echo "=== swift test --filter '$(TEST_QUIET)'"; \
-	$(SWIFT) test --skip-build --filter '$(TEST_QUIET)' || status=1; exit $$status
+	@Tests/run-in-parallel.sh $(TEST_LANES)
 
 # Runs too long for make test: sound from a microphone 300 ppm fast and slow beside a camera
 # for 340 s each (about 12 minutes), where uncorrected drift would pass 100 ms; a slow

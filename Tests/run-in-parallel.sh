@@ -1,28 +1,101 @@
 #!/usr/bin/env bash
-# Runs the built test suite as several `swift test` processes at once, one per argument (each
-# a quoted list of swift test options, such as "--filter CameraRecordingTests"), and fails if
-# any fails. Swift Testing runs as many tests at once as the machine has cores, and a test that
-# waits for a child process (a real-time recording) holds its place while the CPU idles: two
-# processes let the long serialized camera suite wait beside the rest instead of in its turn.
-# Each process's output is kept in a file and printed whole once it ends, so the log of one
-# never interleaves with another's.
+# Runs the built test suite as `swift test` processes in lanes side by side, in stages.
+#
+#   run-in-parallel.sh LANE... [-- LANE...]...
+#
+# Each LANE is one quoted argument: a list of swift test options (such as "--filter
+# CameraRecordingTests"), or several such lists separated by " ; ", run one after the other.
+# A list may begin with "--nice N": that process (and every recording it starts) runs at that
+# nice value, so it takes the cores only while the lanes at 0 do not want them. The lanes
+# between two `--` run at once, and a stage starts when the one before it has ended. The
+# script fails if any process fails, and ends with the list of what failed, so the last lines
+# of a long log say which test to look at.
+#
+# Swift Testing runs as many tests at once as the machine has cores, and a test that waits for
+# a child process (a real-time recording) holds its place while the CPU idles: lanes side by
+# side let a long serialized suite wait beside the rest instead of in its turn. A stage of one
+# lane has the machine to itself, for the tests that must.
+# Each process's output is kept in a file and printed whole once its lane ends, so the log of
+# one never interleaves with another's.
 # --ignore-lock: the build is done; without it each swift test waits for the others to end.
+# The lanes start a few seconds apart: each swift test opens the build's database to find the
+# test bundle, and two opening it at the same moment can find it locked ("no tests found").
 set -u
 cd "$(dirname "$0")/.."
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
-pids=()
-for index in $(seq 1 $#); do
-  options=${!index}
-  # shellcheck disable=SC2086 # the options are words, split on purpose
-  swift test --skip-build --ignore-lock $options >"$logs/$index.log" 2>&1 &
-  pids+=("$!")
-done
 status=0
-for index in $(seq 1 $#); do
-  wait "${pids[$((index - 1))]}" || status=1
-  echo "=== swift test ${!index}"
-  cat "$logs/$index.log"
+failed=()
+lane_count=0
+
+# One lane: its option lists in turn. Writes each one's output to $logs/LANE.N.log and its
+# exit code to $logs/LANE.N.code.
+run_lane() {
+  local lane=$1 text=$2 step=0 options nice code
+  while [ -n "$text" ]; do
+    options=${text%% ; *}
+    if [ "$options" = "$text" ]; then text=""; else text=${text#* ; }; fi
+    step=$((step + 1))
+    nice=0
+    if [[ $options == --nice\ * ]]; then
+      options=${options#--nice }
+      nice=${options%% *}
+      options=${options#* }
+    fi
+    code=0
+    # shellcheck disable=SC2086 # the options are words, split on purpose
+    nice -n "$nice" swift test --skip-build --ignore-lock $options >"$logs/$lane.$step.log" 2>&1 || code=$?
+    echo "$nice $options" >"$logs/$lane.$step.name"
+    echo $code >"$logs/$lane.$step.code"
+  done
+}
+
+run_stage() {
+  local pids=() lanes=() lane text
+  for text in "$@"; do
+    lane_count=$((lane_count + 1))
+    [ ${#pids[@]} -gt 0 ] && sleep 3
+    run_lane $lane_count "$text" &
+    pids+=("$!")
+    lanes+=($lane_count)
+  done
+  local at
+  for at in "${!pids[@]}"; do
+    wait "${pids[$at]}"
+    lane=${lanes[$at]}
+    local step=1
+    while [ -f "$logs/$lane.$step.code" ]; do
+      local name code
+      name=$(cat "$logs/$lane.$step.name")
+      code=$(cat "$logs/$lane.$step.code")
+      echo "=== swift test ${name#* } (nice ${name%% *})"
+      cat "$logs/$lane.$step.log"
+      if [ "$code" -ne 0 ]; then
+        status=1
+        failed+=("swift test ${name#* } (exit $code):")
+        local line
+        while IFS= read -r line; do failed+=("  $line"); done < <(
+          grep -E '^✘ Test .*(recorded an issue|failed after)|^error: |Fatal error|unexpected signal' \
+            "$logs/$lane.$step.log" | cut -c1-400)
+      fi
+      step=$((step + 1))
+    done
+  done
+}
+
+stage=()
+for argument in "$@"; do
+  if [ "$argument" = "--" ]; then
+    [ ${#stage[@]} -gt 0 ] && run_stage "${stage[@]}"
+    stage=()
+  else
+    stage+=("$argument")
+  fi
 done
-if [ $status -ne 0 ]; then echo "=== a part of the test suite failed (above)"; fi
+[ ${#stage[@]} -gt 0 ] && run_stage "${stage[@]}"
+
+if [ $status -ne 0 ]; then
+  echo "=== the test suite failed:"
+  printf '%s\n' "${failed[@]}"
+fi
 exit $status

@@ -228,7 +228,9 @@ extension CameraRecordingTests {
         /// panel shows the recording's figures.
         @Test func thePagesEventButtonMakesALabelledClip() throws {
             let camera = try FakeCamera()
-            let (child, port) = try Self.start(camera, ["--format", "nv12", "--frames", "210", "--keyint", "1s",
+            // No --frames: the recording lasts until the page has answered, however long
+            // Chromium takes to start on a busy machine (a 7 s recording had ended before it did).
+            let (child, port) = try Self.start(camera, ["--format", "nv12", "--keyint", "1s",
                                                         "--events", camera.file("{label}-{n}.mp4"),
                                                         "--pre-roll", "1s", "--post-roll", "1s"])
             defer { if child.isRunning { child.send(SIGKILL) } }
@@ -250,7 +252,10 @@ extension CameraRecordingTests {
             #expect(Int(answer["captured"] as? String ?? "") ?? 0 > 30, "the status panel: \(answer)")
             let bad = try Self.curl(port, "/events", ["-X", "POST", "-d", #"{"label":"../etc"}"#])
             #expect(bad.status == 400 && String(decoding: bad.body, as: UTF8.self).contains("label"))
-            let done = child.wait()
+            // The event's second and its post-roll's, then a stop.
+            Thread.sleep(forTimeInterval: 2.5)
+            child.send(SIGINT)
+            let done = child.wait(timeout: .seconds(20))
             try #require(done.status == 0, "\(done.standardError)")
             let clips = EventClipTests.clips(try Self.summary(camera))
             try #require(clips.count == 1, "\(clips) (the page said \(answer))")
