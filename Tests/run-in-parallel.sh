@@ -18,8 +18,9 @@
 # Each process's output is kept in a file and printed whole once its lane ends, so the log of
 # one never interleaves with another's.
 # --ignore-lock: the build is done; without it each swift test waits for the others to end.
-# The lanes start a few seconds apart: each swift test opens the build's database to find the
-# test bundle, and two opening it at the same moment can find it locked ("no tests found").
+# The lanes' runs start one at a time, each once the one before has begun its tests: each swift
+# test opens the build's database to find the test bundle, and two opening it at once found it
+# locked ("no tests found"), even 3 s apart.
 set -u
 cd "$(dirname "$0")/.."
 logs=$(mktemp -d)
@@ -31,7 +32,8 @@ lane_count=0
 # One lane: its option lists in turn. Writes each one's output to $logs/LANE.N.log and its
 # exit code to $logs/LANE.N.code.
 run_lane() {
-  local lane=$1 text=$2 step=0 options nice code
+  local lane=$1 text=$2 step=0 options nice code pid log
+  exec 9>>"$logs/start.lock"
   while [ -n "$text" ]; do
     options=${text%% ; *}
     if [ "$options" = "$text" ]; then text=""; else text=${text#* ; }; fi
@@ -42,9 +44,26 @@ run_lane() {
       nice=${options%% *}
       options=${options#* }
     fi
+    log="$logs/$lane.$step.log"
     code=0
-    # shellcheck disable=SC2086 # the options are words, split on purpose
-    nice -n "$nice" swift test --skip-build --ignore-lock $options >"$logs/$lane.$step.log" 2>&1 || code=$?
+    for attempt in 1 2; do
+      # One swift test at a time finds its tests: the next starts once this one's have begun.
+      flock 9
+      # shellcheck disable=SC2086 # the options are words, split on purpose
+      nice -n "$nice" swift test --skip-build --ignore-lock $options >"$log" 2>&1 &
+      pid=$!
+      for _ in $(seq 1 900); do
+        grep -qE "Test run started|^Test Suite '" "$log" && break
+        kill -0 $pid 2>/dev/null || break
+        sleep 0.2
+      done
+      flock -u 9
+      code=0
+      wait $pid || code=$?
+      # Should the build database be locked all the same, the run found no test: once more.
+      [ $code -ne 0 ] && grep -q "database is locked" "$log" && [ $attempt -eq 1 ] && continue
+      break
+    done
     echo "$nice $options" >"$logs/$lane.$step.name"
     echo $code >"$logs/$lane.$step.code"
   done
@@ -54,7 +73,6 @@ run_stage() {
   local pids=() lanes=() lane text
   for text in "$@"; do
     lane_count=$((lane_count + 1))
-    [ ${#pids[@]} -gt 0 ] && sleep 3
     run_lane $lane_count "$text" &
     pids+=("$!")
     lanes+=($lane_count)

@@ -260,11 +260,8 @@ import VTTestSupport
         // can take seconds (at 5 s such a recording had not yet reached its size, and grew by
         // 12.7 MB afterwards), so the first measure waits for pictures, not for a time.
         let camera = try FakeCamera(knobs: [.formats("YUYV:1920x1080@30"), .noise(amplitude: 12)])
-        // At nice 10 (its capture thread at 0, above it as always): an encoder meant to fall
-        // behind takes a core only while no other test's recording wants it.
         let child = try ChildProcess(
-            ["/usr/bin/nice", "-n", "10",
-             Tools.vtrecord, "--device", camera.path, "--size", "1920x1080", "--fps", "30", "--timing", "passthrough",
+            [Tools.vtrecord, "--device", camera.path, "--size", "1920x1080", "--fps", "30", "--timing", "passthrough",
              "--encoder", "x264", "--speed", "slow", "--tune", "zerolatency", "--threads", "1", "--realtime", "drop",
              "-o", camera.file("out.h264"),
              "--json-summary", camera.file("summary.json")],
