@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Runs the built test suite as `swift test` processes in lanes side by side, in stages.
+# Runs the built test suite (the Swift Testing bundle SwiftPM builds) as processes in lanes
+# side by side, in stages.
 #
 #   run-in-parallel.sh LANE... [-- LANE...]...
 #
-# Each LANE is one quoted argument: a list of swift test options (such as "--filter
-# CameraRecordingTests"), or several such lists separated by " ; ", run one after the other.
+# Each LANE is one quoted argument: a list of the options `swift test` passes on (such as
+# "--filter CameraRecordingTests"), or several such lists separated by " ; ", run one after
+# the other.
 # A list may begin with "--nice N": that process (and every recording it starts) runs at that
 # nice value, so it takes the cores only while the lanes at 0 do not want them. The lanes
 # between two `--` run at once, and a stage starts when the one before it has ended. The
@@ -17,12 +19,13 @@
 # lane has the machine to itself, for the tests that must.
 # Each process's output is kept in a file and printed whole once its lane ends, so the log of
 # one never interleaves with another's.
-# --ignore-lock: the build is done; without it each swift test waits for the others to end.
-# The lanes' runs start one at a time, each once the one before has begun its tests: each swift
-# test opens the build's database to find the test bundle, and two opening it at once found it
-# locked ("no tests found"), even 3 s apart.
+# The bundle is run as `swift test --skip-build` runs it, without SwiftPM in front: each swift
+# test loads the package and opens the build's database first, seconds of work on a busy
+# machine, and two opening the database at once found it locked and ran no test.
 set -u
 cd "$(dirname "$0")/.."
+bundle=$(swift build --show-bin-path)/vtrecordPackageTests.xctest
+[ -x "$bundle" ] || { echo "no test bundle at $bundle: build with swift build --build-tests"; exit 1; }
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 status=0
@@ -32,8 +35,7 @@ lane_count=0
 # One lane: its option lists in turn. Writes each one's output to $logs/LANE.N.log and its
 # exit code to $logs/LANE.N.code.
 run_lane() {
-  local lane=$1 text=$2 step=0 options nice code pid log
-  exec 9>>"$logs/start.lock"
+  local lane=$1 text=$2 step=0 options nice code
   while [ -n "$text" ]; do
     options=${text%% ; *}
     if [ "$options" = "$text" ]; then text=""; else text=${text#* ; }; fi
@@ -44,26 +46,9 @@ run_lane() {
       nice=${options%% *}
       options=${options#* }
     fi
-    log="$logs/$lane.$step.log"
     code=0
-    for attempt in 1 2; do
-      # One swift test at a time finds its tests: the next starts once this one's have begun.
-      flock 9
-      # shellcheck disable=SC2086 # the options are words, split on purpose
-      nice -n "$nice" swift test --skip-build --ignore-lock $options >"$log" 2>&1 &
-      pid=$!
-      for _ in $(seq 1 900); do
-        grep -qE "Test run started|^Test Suite '" "$log" && break
-        kill -0 $pid 2>/dev/null || break
-        sleep 0.2
-      done
-      flock -u 9
-      code=0
-      wait $pid || code=$?
-      # Should the build database be locked all the same, the run found no test: once more.
-      [ $code -ne 0 ] && grep -q "database is locked" "$log" && [ $attempt -eq 1 ] && continue
-      break
-    done
+    # shellcheck disable=SC2086 # the options are words, split on purpose
+    NO_COLOR=1 nice -n "$nice" "$bundle" --testing-library swift-testing $options >"$logs/$lane.$step.log" 2>&1 || code=$?
     echo "$nice $options" >"$logs/$lane.$step.name"
     echo $code >"$logs/$lane.$step.code"
   done
@@ -86,11 +71,11 @@ run_stage() {
       local name code
       name=$(cat "$logs/$lane.$step.name")
       code=$(cat "$logs/$lane.$step.code")
-      echo "=== swift test ${name#* } (nice ${name%% *})"
+      echo "=== tests ${name#* } (nice ${name%% *})"
       cat "$logs/$lane.$step.log"
       if [ "$code" -ne 0 ]; then
         status=1
-        failed+=("swift test ${name#* } (exit $code):")
+        failed+=("tests ${name#* } (exit $code):")
         local line
         while IFS= read -r line; do failed+=("  $line"); done < <(
           grep -E '^✘ Test .*(recorded an issue|failed after)|^error: |Fatal error|unexpected signal' \
