@@ -75,35 +75,30 @@ run: build
 	fi
 
 # The build (tests included) fails on a warning in vtrecord's code (Package.swift makes each
-# one an error); a warning SwiftPM itself prints fails it here. The suite then runs as four
+# one an error); a warning SwiftPM itself prints fails it here. The suite then runs as three
 # lanes side by side (Tests/run-in-parallel.sh), since most of its tests wait on real time or
-# on child processes while the CPU idles:
-#  - the serialized camera tests in two parts, one followed by the other tests that wait on
-#    real time (the stream tests with their receivers, relays and media servers; the container
-#    and sound trials, each suite one recording at a time), one by the capture module's tests;
-#  - the command line's other tests, in two halves at nice 5 (they take the cores only while
-#    the real-time lanes do not want them), one followed by the other modules' tests.
-# Then the tests that need both cores to themselves run on their own: those of --realtime
-# adaptive, which check how the speed controller answers an encoder's cost; the 1080p
-# recordings with stills, with three streams beside the file, and with fifty viewers of the
-# live stream, that must drop nothing; and x264 veryslow at 1080p on both cores, whose capture
-# thread must keep up. Last, SRT through the lossy relay (5 % lost each way, 200 ms round
-# trip) at latency=500, which has two rounds of retransmission and little time to spare:
-# beside the rest, a packet arrived 2 ms after its time and was dropped.
+# on child processes while the CPU idles: the serialized camera tests; the other tests that
+# wait on real time (the stream tests with their receivers, relays and media servers; the
+# container and sound trials, each suite one recording at a time), then half of the command
+# line's other tests; the modules' own tests, then the other half. Then the tests that need
+# both cores to themselves run on their own: those of --realtime adaptive, which check how the
+# speed controller answers an encoder's cost, and the 1080p recordings with stills, with three
+# streams beside the file, and with fifty viewers of the live stream, that must drop nothing.
+# Last, SRT through the lossy relay (5 % lost each way, 200 ms round trip) at latency=500,
+# which has two rounds of retransmission and little time to spare: beside the rest, a packet
+# arrived 2 ms after its time and was dropped.
 # SwiftPM's note that a dependency package ships a file it does not declare
 # (swift-distributed-tracing, under Hummingbird) is about that package, not vtrecord's build.
 FOREIGN_PACKAGE_WARNING := ^warning: 'swift-[a-z-]*': found [0-9]* file(s) which are unhandled
-TEST_ALONE := AdaptiveSpeedTests|theSnapshotIsAlwaysAWholeJPEGAndCostsNoFrame|aFileAndThreeStreamsFromA1080pCameraDropNothing|fiftyViewersCostTheRecordingNothing|x264VeryslowAt1080pDropsOnlyAtTheQueue
+TEST_ALONE := AdaptiveSpeedTests|theSnapshotIsAlwaysAWholeJPEGAndCostsNoFrame|aFileAndThreeStreamsFromA1080pCameraDropNothing|fiftyViewersCostTheRecordingNothing
 TEST_WAITING := PublishingTests|PublishingReceiverTests|StreamPeerProofTests|ContainerTrialTests|SoundCaptureTests|EventClipTests
 TEST_QUIET := srtThroughALossyRelay|srtAtLatency500ThroughALossyLinkDecodesClean
-# The first part of the camera tests and the first half of the command line's other suites;
-# the second of each is whatever is left, so a new suite is never left out.
-TEST_CAMERA_FIRST := CameraRecordingTests/(CameraContainerTests|CameraFaultTests|CameraFailureTests|SignalTrialTests|ReadmeRecipeLiveTests)/
+# The first half of the command line's other suites; the second is whatever is left, so a new
+# suite is never left out.
 TEST_CLI_FIRST := VTRecordCLITests\.(BatchTests|BrowserPlaybackTests|CameraDiscoveryTests|CommandLineTests|DecoderSelectionTests|DecompressionSessionTests|DocumentationTests|FuzzCLITests|FuzzRegressionTests|HTTPLibraryTests|InstallTests|MP4OutputTests|MuxedOutputTests|OutputTests|PresetTests)/
-TEST_LANES := "--filter $(TEST_CAMERA_FIRST) ; --filter $(TEST_WAITING) --skip $(TEST_QUIET)|$(TEST_ALONE)" \
-              "--filter CameraRecordingTests --skip $(TEST_ALONE)|$(TEST_CAMERA_FIRST) ; --filter VTCaptureTests" \
-              "--nice 5 --filter $(TEST_CLI_FIRST) ; --skip VTRecordCLITests|VTCaptureTests" \
-              "--nice 5 --filter VTRecordCLITests --skip CameraRecordingTests|$(TEST_WAITING)|$(TEST_CLI_FIRST)" \
+TEST_LANES := "--filter CameraRecordingTests --skip $(TEST_ALONE)" \
+              "--filter $(TEST_WAITING) --skip $(TEST_QUIET)|$(TEST_ALONE) ; --filter $(TEST_CLI_FIRST)" \
+              "--skip VTRecordCLITests ; --filter VTRecordCLITests --skip CameraRecordingTests|$(TEST_WAITING)|$(TEST_CLI_FIRST)" \
               -- "--filter $(TEST_ALONE)" -- "--filter $(TEST_QUIET)"
 test: deps
 	@log=$$(mktemp); status=0; $(SWIFT) build --build-tests >$$log 2>&1 || status=$$?; cat $$log; \
