@@ -342,15 +342,21 @@ struct FakeV4L2ProofTests {
             """.write(toFile: configuration, atomically: true, encoding: .utf8)
         let child = try ChildProcess(["motion", "-n", "-c", configuration], environment: camera.environment(),
                                      signalsUnblocked: true)
-        Thread.sleep(forTimeInterval: 3)
+        // Two seconds from its first snapshot, not a fixed time from its start: on a busy
+        // machine Motion took most of 3 s to start capturing.
+        func snapshots() -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: camera.directory.path)) ?? [])
+                .filter { $0.hasPrefix("snapshot-") && $0.hasSuffix(".jpg") }
+        }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while snapshots().isEmpty, child.isRunning, ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        Thread.sleep(forTimeInterval: 2)
         child.send(SIGTERM)
         let result = child.wait(timeout: .seconds(20))
         let report = try camera.report()
         #expect(report.framesDelivered >= 45, "\(report) \(result.transcript)")
         #expect(report.releasedEverything, "\(report)")
-        let snapshots = try FileManager.default.contentsOfDirectory(atPath: camera.directory.path)
-            .filter { $0.hasPrefix("snapshot-") && $0.hasSuffix(".jpg") }
-        let snapshot = try #require(snapshots.sorted().first, "no snapshot: \(result.transcript)")
+        let snapshot = try #require(snapshots().sorted().first, "no snapshot: \(result.transcript)")
         let gray = camera.file("snapshot.gray")
         let converted = try ChildProcess.run(["ffmpeg", "-v", "error", "-i", camera.file(snapshot), "-f", "rawvideo",
                                               "-pix_fmt", "gray", "-y", gray], environment: camera.environment())
