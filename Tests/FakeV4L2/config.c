@@ -29,6 +29,7 @@ static uint32_t fourcc_named(const char *name, size_t length) {
     static const struct { const char *name; uint32_t fourcc; } known[] = {
         {"YUYV", V4L2_PIX_FMT_YUYV}, {"NV12", V4L2_PIX_FMT_NV12},
         {"YU12", V4L2_PIX_FMT_YUV420}, {"MJPG", V4L2_PIX_FMT_MJPEG},
+        {"H264", V4L2_PIX_FMT_H264},
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         if (length == 4 && strncmp(name, known[i].name, 4) == 0) return known[i].fourcc;
@@ -47,7 +48,7 @@ static void parse_formats(const char *text, struct fv_config *config) {
         const char *colon = strchr(p, ':');
         if (colon == NULL) bad_knob(knob, text, "expected FOURCC:sizes");
         format->fourcc = fourcc_named(p, (size_t)(colon - p));
-        if (format->fourcc == 0) bad_knob(knob, text, "unknown FOURCC (YUYV, NV12, YU12, MJPG)");
+        if (format->fourcc == 0) bad_knob(knob, text, "unknown FOURCC (YUYV, NV12, YU12, MJPG, H264)");
         p = colon + 1;
         format->size_count = 0;
         for (;;) {

@@ -128,7 +128,8 @@ static int enum_fmt(struct v4l2_fmtdesc *desc) {
     desc->index = index;
     desc->type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
     desc->pixelformat = format->fourcc;
-    desc->flags = format->fourcc == V4L2_PIX_FMT_MJPEG ? V4L2_FMT_FLAG_COMPRESSED : 0;
+    desc->flags = format->fourcc == V4L2_PIX_FMT_MJPEG || format->fourcc == V4L2_PIX_FMT_H264
+        ? V4L2_FMT_FLAG_COMPRESSED : 0;
     fv_copy_name(desc->description, sizeof desc->description, fv_format_description(format->fourcc));
     return 0;
 }

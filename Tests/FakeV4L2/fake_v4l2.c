@@ -34,13 +34,20 @@
 //   FAKE_V4L2_FORMATS=table        Formats, sizes and rates offered, in ENUM order:
 //                                  formats separated by ';', each FOURCC:WxH@fps/fps,...
 //                                  e.g. "YUYV:640x480@30/15/5,1920x1080@5;MJPG:1920x1080@30".
-//                                  FOURCC is YUYV, NV12, YU12 or MJPG; the first rate of a size
-//                                  is the one S_FMT selects; the first format and size are the
-//                                  power-on format. Sizes must be even and at least 64x64.
+//                                  FOURCC is YUYV, NV12, YU12, MJPG or H264; the first rate of
+//                                  a size is the one S_FMT selects; the first format and size
+//                                  are the power-on format. Sizes must be even and at least 64x64.
 //                                  "webcam" gives a typical USB 2 camera: YUYV 640x480@30/15/5,
 //                                  1280x720@10/5, 1920x1080@5 and MJPG at those sizes @30/15/5.
 //                                  Default: YUYV, MJPG, NV12, YU12, each at 640x480, 1280x720
-//                                  and 1920x1080 @30/15/5.
+//                                  and 1920x1080 @30/15/5 (H264 only when named).
+//                                  H264 is what a UVC H.264 camera gives: each buffer holds one
+//                                  access unit in Annex B, encoded with libx264 (ultrafast,
+//                                  zerolatency, one thread, constrained baseline) from the same
+//                                  picture, so a decoder reads the frame code; no B-frames, an
+//                                  IDR with SPS and PPS before it every 30 pictures and at the
+//                                  start of every stream; sizeimage is width*height*3/2 + 64 KiB.
+//                                  FAKE_V4L2_PICTURE_RING does not apply to it.
 //   FAKE_V4L2_MAX_BUFFERS=32       REQBUFS grants at most this many buffers (1…32).
 //   FAKE_V4L2_UNPLUG_AFTER=N       The camera is unplugged when frame N of a stream comes due
 //                                  (frames 0…N-1 were captured or dropped): DQBUF and

@@ -277,6 +277,16 @@ FV_HIDDEN uint32_t fv_bytesperline(uint32_t fourcc, uint32_t width);
 FV_HIDDEN uint32_t fv_sizeimage(uint32_t fourcc, uint32_t width, uint32_t height);
 FV_HIDDEN const char *fv_format_description(uint32_t fourcc);
 
+// ---- h264.c: the H264 format's encoder, one for the running stream ----
+
+// Compresses an I420 picture into one Annex B access unit in `destination`; returns its size,
+// or 0 when encoding failed or it does not fit. Opens the encoder when there is none or the
+// size changed.
+FV_HIDDEN size_t fv_h264_encode(uint8_t *y, uint8_t *u, uint8_t *v, uint32_t width, uint32_t height,
+                                uint32_t fps, uint32_t sequence, uint8_t *destination, size_t capacity);
+// Closes the encoder, if open: the next picture starts a new stream with an IDR.
+FV_HIDDEN void fv_h264_close(void);
+
 // ---- intercept*.c: the real libc functions behind the ones this library replaces ----
 
 struct fv_real {

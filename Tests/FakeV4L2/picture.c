@@ -39,7 +39,7 @@ static struct canvas canvas;
 uint32_t fv_bytesperline(uint32_t fourcc, uint32_t width) {
     switch (fourcc) {
     case V4L2_PIX_FMT_YUYV: return width * 2;
-    case V4L2_PIX_FMT_MJPEG: return 0;
+    case V4L2_PIX_FMT_MJPEG: case V4L2_PIX_FMT_H264: return 0;
     default: return width;
     }
 }
@@ -49,6 +49,8 @@ uint32_t fv_sizeimage(uint32_t fourcc, uint32_t width, uint32_t height) {
     case V4L2_PIX_FMT_YUYV: return width * height * 2;
     // What UVC cameras announce as their largest compressed frame.
     case V4L2_PIX_FMT_MJPEG: return width * height * 2;
+    // An access unit of the test pattern is far smaller; an IDR of noise still fits.
+    case V4L2_PIX_FMT_H264: return width * height * 3 / 2 + 65536;
     default: return width * height * 3 / 2;
     }
 }
@@ -57,6 +59,7 @@ const char *fv_format_description(uint32_t fourcc) {
     switch (fourcc) {
     case V4L2_PIX_FMT_YUYV: return "YUYV 4:2:2";
     case V4L2_PIX_FMT_MJPEG: return "Motion-JPEG";
+    case V4L2_PIX_FMT_H264: return "H.264";
     case V4L2_PIX_FMT_NV12: return "Y/UV 4:2:0";
     case V4L2_PIX_FMT_YUV420: return "Planar YUV 4:2:0";
     default: return "Unknown";
@@ -299,8 +302,9 @@ static size_t paint(uint32_t fourcc, uint32_t width, uint32_t height, uint32_t s
 size_t fv_paint(uint32_t fourcc, uint32_t width, uint32_t height, uint32_t sequence, bool flash,
                 uint8_t *destination, size_t capacity) {
     uint32_t count = fv.config.picture_ring;
-    // A flash is painted afresh: the ring keeps the pictures without.
-    if (count == 0 || flash) return paint(fourcc, width, height, sequence, flash, destination, capacity);
+    // A flash is painted afresh: the ring keeps the pictures without. H.264 is always encoded
+    // afresh: a copied access unit would not continue the stream the decoder holds.
+    if (count == 0 || flash || fourcc == V4L2_PIX_FMT_H264) return paint(fourcc, width, height, sequence, flash, destination, capacity);
     if (ring.pictures == NULL || ring.fourcc != fourcc || ring.width != width || ring.height != height) {
         release_ring();
         ring.pictures = calloc(count, sizeof ring.pictures[0]);
@@ -347,6 +351,10 @@ static size_t paint(uint32_t fourcc, uint32_t width, uint32_t height, uint32_t s
     if (!prepare_canvas(width, height)) return 0;
     paint_i420(sequence);
     if (flash) paint_flash();
+    if (fourcc == V4L2_PIX_FMT_H264) {
+        uint32_t fps = fv.device != NULL ? fv.device->fps : 0;
+        return fv_h264_encode(canvas.y, canvas.u, canvas.v, width, height, fps, sequence, destination, capacity);
+    }
     if (fourcc != V4L2_PIX_FMT_MJPEG && capacity < fv_sizeimage(fourcc, width, height)) return 0;
     switch (fourcc) {
     case V4L2_PIX_FMT_YUYV: return pack_yuyv(destination);

@@ -315,6 +315,7 @@ int fv_streamon(struct fv_handle *handle, const int *type) {
     device->start_ns = fv.config.flash ? fv_aligned_start_ns(device, fv_now_ns()) : fv_now_ns();
     device->next_sequence = 0;
     device->next_due_ns = fv_due_ns(device, 0);
+    fv_h264_close();
     fv_write_streamon(device->start_ns);
     return 0;
 }
@@ -326,6 +327,7 @@ int fv_streamoff(struct fv_handle *handle, const int *type) {
     struct fv_device *device = handle->device;
     device->streaming = false;
     device->queue_error = false;
+    fv_h264_close();
     reset_queue(device);
     return 0;
 }
@@ -335,6 +337,7 @@ void fv_release_handle(struct fv_handle *handle) {
     if (device->owner != handle) return;
     device->streaming = false;
     device->queue_error = false;
+    fv_h264_close();
     release_allocation(device);
     fv_dismiss(device);
 }

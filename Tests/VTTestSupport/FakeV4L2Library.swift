@@ -12,7 +12,7 @@ public enum FakeV4L2Library {
     public static func path() throws -> String {
         try CBuild.product(".build/fake-v4l2/libfakev4l2.so") { partial in
             try ["cc", "-std=c11", "-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-o", partial]
-                + CBuild.sharedIncludes + CBuild.sources(in: "Tests/FakeV4L2") + CBuild.pkgConfig(["--cflags", "--libs", "libturbojpeg"])
+                + CBuild.sharedIncludes + CBuild.sources(in: "Tests/FakeV4L2") + CBuild.pkgConfig(["--cflags", "--libs", "libturbojpeg", "x264"])
                 + ["-ldl", "-lpthread", "-lm"]
         }
     }
