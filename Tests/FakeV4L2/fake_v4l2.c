@@ -3,7 +3,7 @@
 // uvcvideo capture node, so real clients (v4l2-ctl, ffmpeg, libv4l2, vtrecord) can be run
 // against it unchanged.
 //
-// It replaces the libc entry points a V4L2 client uses (open*, close, ioctl, mmap, munmap,
+// It replaces the libc entry points a V4L2 client uses (open*, close, dup, ioctl, mmap, munmap,
 // poll, ppoll, select, pselect, read, the stat family, access) and syscall() for the numbers
 // libv4l2 issues directly (SYS_openat, SYS_open, SYS_ioctl, SYS_mmap, SYS_munmap, SYS_close,
 // SYS_read). Every open of the device is backed by a real descriptor of /dev/null, so fd
@@ -155,7 +155,8 @@
 //                                  control value set ("control Brightness = 20").
 //
 // Not emulated: USERPTR/DMABUF memory, CREATE_BUFS, EXPBUF, events, the multi-planar API,
-// dup() of a fake descriptor, and sharing state between processes beyond FAKE_V4L2_LOCK_FILE.
+// dup2/dup3/F_DUPFD of a fake descriptor (dup() is: GStreamer streams on one), and sharing
+// state between processes beyond FAKE_V4L2_LOCK_FILE.
 #define _GNU_SOURCE
 #define DOUBLE_NAME "fake-v4l2"
 #include "fake_v4l2.h"
@@ -318,6 +319,7 @@ int fv_open_handle(int backing_fd) {
         return -1;
     }
     handle->device = fv.device;
+    handle->descriptors = 1;
     fv.device->handles++;
     fv.open_handles++;
     fv.opens++;
@@ -329,10 +331,23 @@ void fv_close_handle(int fd) {
     struct fv_handle *handle = fv_handle_for(fd);
     if (handle == NULL) return;
     __atomic_store_n(&fv.handles[fd], NULL, __ATOMIC_RELEASE);
+    if (--handle->descriptors > 0) return;
     fv_release_handle(handle);
     struct fv_device *device = handle->device;
     device->handles--;
     if (device->gone && device->handles == 0) free(device);
     fv.open_handles--;
     free(handle);
+}
+
+int fv_dup_handle(int fd, int new_fd) {
+    struct fv_handle *handle = fv_handle_for(fd);
+    if (handle == NULL || new_fd >= FV_MAX_FD) {
+        if (fv_real.close(new_fd) != 0) fv_trace("close(%d): %s", new_fd, strerror(errno));
+        errno = handle == NULL ? EBADF : EMFILE;
+        return -1;
+    }
+    handle->descriptors++;
+    __atomic_store_n(&fv.handles[new_fd], handle, __ATOMIC_RELEASE);
+    return new_fd;
 }

@@ -143,8 +143,10 @@ struct fv_device {
     int64_t controls[16];           // current values, indexed like the control table
 };
 
+// One open file description of the device; dup() gives it a second descriptor.
 struct fv_handle {
     struct fv_device *device;
+    unsigned descriptors;           // fds pointing here: the last close releases it
 };
 
 struct fv_state {
@@ -217,6 +219,9 @@ FV_HIDDEN const char *fv_uevent_path(void);
 FV_HIDDEN int fv_uevent(char *text, size_t capacity);
 FV_HIDDEN int fv_open_handle(int backing_fd);
 FV_HIDDEN void fv_close_handle(int fd);
+// Makes `new_fd` (a dup of `fd`'s backing descriptor) a second descriptor of the same handle;
+// closes new_fd and fails with EMFILE when it is beyond the table.
+FV_HIDDEN int fv_dup_handle(int fd, int new_fd);
 FV_HIDDEN struct fv_handle *fv_handle_for(int fd);
 
 // ---- device.c: the ioctl interface ----
@@ -292,6 +297,7 @@ FV_HIDDEN void fv_h264_close(void);
 struct fv_real {
     int (*open)(const char *, int, ...);
     int (*close)(int);
+    int (*dup)(int);
     int (*ioctl)(int, unsigned long, ...);
     void *(*mmap)(void *, size_t, int, int, int, off_t);
     int (*munmap)(void *, size_t);

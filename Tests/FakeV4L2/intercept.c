@@ -40,6 +40,7 @@ static void *next(const char *name) {
 static void resolve(void) {
     RESOLVE(fv_real.open, "open");
     RESOLVE(fv_real.close, "close");
+    RESOLVE(fv_real.dup, "dup");
     RESOLVE(fv_real.ioctl, "ioctl");
     RESOLVE(fv_real.mmap, "mmap");
     RESOLVE(fv_real.munmap, "munmap");
@@ -215,6 +216,18 @@ static int close_fd(int fd) {
 FV_EXPORT int close(int fd) {
     fv_init();
     return close_fd(fd);
+}
+
+// GStreamer's v4l2src streams on a dup() of the descriptor it configured the device with.
+FV_EXPORT int dup(int fd) {
+    fv_init();
+    if (!fv_is_fake_fd(fd)) return fv_real.dup(fd);
+    fv_lock();
+    int copy = fv_real.dup(fd);
+    if (copy >= 0) copy = fv_dup_handle(fd, copy);
+    fv_trace("dup(%d) = %d", fd, copy);
+    fv_unlock();
+    return copy;
 }
 
 FV_EXPORT int ioctl(int fd, unsigned long request, ...) {
