@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+import VTTestSupport
+
+/// The fake camera's H264 format proved against clients written by other people: v4l2-ctl,
+/// ffmpeg's v4l2 input and GStreamer's v4l2src each record its access units as a UVC H.264
+/// camera's, and ffmpeg decodes what they stored back to the frame codes, in order.
+@Suite("Fake V4L2 camera's H264 against v4l2-ctl, ffmpeg and GStreamer")
+struct FakeV4L2H264ProofTests {
+    static let formats = "H264:320x240@30,640x480@30/15"
+    static let frames = 30
+
+    @Test func v4l2ctlListsH264WithItsSizes() throws {
+        let camera = try FakeCamera(knobs: [.formats(Self.formats)])
+        let result = try camera.v4l2ctl(["--list-formats-ext"])
+        try #require(result.status == 0, "\(result.transcript)")
+        #expect(V4L2CtlText.formatTable(result.standardOutputText) == ["H264 320x240 30", "H264 640x480 30,15"])
+        #expect(result.standardOutputText.contains("'H264' (H.264, compressed)"))
+    }
+
+    @Test func v4l2ctlStoresAnAnnexBStream() throws {
+        let camera = try FakeCamera(knobs: [.formats(Self.formats)])
+        let output = camera.file("capture.h264")
+        let result = try camera.v4l2ctl(["--set-fmt-video=width=320,height=240,pixelformat=H264",
+                                         "--stream-mmap=16", "--stream-count=\(Self.frames)",
+                                         "--stream-to=\(output)"])
+        try #require(result.status == 0, "\(result.transcript)")
+        try checkStream(output, camera: camera)
+        let report = try camera.report()
+        #expect(report.releasedEverything, "\(report)")
+        #expect(report.lastSequence == Self.frames - 1)
+    }
+
+    @Test func ffmpegCopiesTheCamerasH264() throws {
+        let camera = try FakeCamera(knobs: [.formats(Self.formats)])
+        let output = camera.file("recording.h264")
+        let result = try ChildProcess.run(["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "warning",
+                                           "-f", "v4l2", "-input_format", "h264", "-video_size", "320x240",
+                                           "-framerate", "30", "-i", camera.path, "-frames:v", "\(Self.frames)",
+                                           "-c", "copy", "-f", "h264", "-y", output],
+                                          environment: camera.environment(), timeout: .seconds(30))
+        try #require(result.status == 0, "\(result.transcript)")
+        try checkStream(output, camera: camera)
+        let report = try camera.report()
+        #expect(report.releasedEverything, "\(report)")
+    }
+
+    @Test func gstreamerParsesTheCamerasH264() throws {
+        let camera = try FakeCamera(knobs: [.formats(Self.formats)])
+        let output = camera.file("gstreamer.h264")
+        let result = try ChildProcess.run(["gst-launch-1.0", "-q", "v4l2src", "device=\(camera.path)",
+                                           "num-buffers=\(Self.frames)", "!", "video/x-h264,width=320,height=240",
+                                           "!", "h264parse", "!",
+                                           "video/x-h264,stream-format=byte-stream,alignment=au",
+                                           "!", "filesink", "location=\(output)"],
+                                          environment: camera.environment(), timeout: .seconds(30))
+        try #require(result.status == 0, "\(result.transcript)")
+        // v4l2src queues only four buffers: on a busy machine the driver may drop frames while
+        // they are all held, and the stream goes on without them (the encoder never saw them).
+        let codes = try checkStream(output, camera: camera, inOrder: false)
+        let numbers = codes.compactMap { $0 }
+        #expect(numbers.first == 0 && zip(numbers, numbers.dropFirst()).allSatisfy { $0 < $1 }, "\(numbers)")
+        // gst-launch leaves its buffer pool's dup of the descriptor for the kernel to close, so
+        // one handle stays open at exit; the stream was stopped and every buffer given back.
+        let report = try camera.report()
+        #expect(report.openHandles <= 1 && report.mappedBuffers == 0 && !report.streaming
+                && report.buffersQueued == 0, "\(report)")
+        #expect(report.lastSequence == numbers.last ?? -1)
+        #expect(report.framesDropped == report.lastSequence + 1 - Self.frames, "\(report)")
+    }
+
+    /// What every client stored: an H.264 stream at 320x240 that starts with SPS, PPS and an
+    /// IDR (after h264parse's access unit delimiter, if any), and decodes to `frames` pictures
+    /// whose frame codes all read, and with `inOrder` are 0…frames-1. Returns the codes.
+    @discardableResult
+    func checkStream(_ path: String, camera: FakeCamera, inOrder: Bool = true) throws -> [Int?] {
+        let probe = try ChildProcess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries",
+                                          "stream=codec_name,width,height", "-of", "default=noprint_wrappers=1",
+                                          path], environment: ProcessInfo.processInfo.environment,
+                                         timeout: .seconds(30))
+        try #require(probe.status == 0, "\(probe.transcript)")
+        #expect(probe.standardOutputText == "codec_name=h264\nwidth=320\nheight=240\n")
+        let stream = try Data(contentsOf: URL(fileURLWithPath: path))
+        // SPS and PPS, then x264's SEI in the first, then the IDR slice.
+        let types = Array(Self.firstAccessUnitTypes(stream).drop { $0 == 9 })
+        #expect(types.prefix(2) == [7, 8] && types.last == 5, "\(types)")
+        let gray = camera.file((path as NSString).lastPathComponent + ".gray")
+        let decoded = try ChildProcess.run(["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-i", path,
+                                            "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "gray",
+                                            "-y", gray], environment: ProcessInfo.processInfo.environment,
+                                           timeout: .seconds(30))
+        try #require(decoded.status == 0, "\(decoded.transcript)")
+        let codes = try frameNumbers(in: Data(contentsOf: URL(fileURLWithPath: gray)), layout: .gray,
+                                     width: 320, height: 240)
+        #expect(codes.count == Self.frames && !codes.contains(nil), "\(codes)")
+        if inOrder { #expect(codes == Array(0..<Self.frames)) }
+        return codes
+    }
+
+    /// The NAL unit types of an Annex B stream up to and including its first slice.
+    static func firstAccessUnitTypes(_ stream: Data) -> [Int] {
+        let bytes = [UInt8](stream)
+        var types: [Int] = []
+        var index = 0
+        while index + 3 < bytes.count {
+            if bytes[index] == 0, bytes[index + 1] == 0, bytes[index + 2] == 1 {
+                let type = Int(bytes[index + 3] & 0x1F)
+                types.append(type)
+                if type == 1 || type == 5 { return types }
+                index += 3
+            } else {
+                index += 1
+            }
+        }
+        return types
+    }
+}
