@@ -31,6 +31,22 @@ struct FakeV4L2H264ProofTests {
         #expect(report.lastSequence == Self.frames - 1)
     }
 
+    /// An IDR every 30 pictures and only there, as a camera's fixed I period.
+    @Test func keyframesComeEveryThirtyPictures() throws {
+        let camera = try FakeCamera(knobs: [.formats(Self.formats)])
+        let output = camera.file("keyframes.h264")
+        let result = try camera.v4l2ctl(["--set-fmt-video=width=320,height=240,pixelformat=H264",
+                                         "--stream-mmap=16", "--stream-count=61", "--stream-to=\(output)"])
+        try #require(result.status == 0, "\(result.transcript)")
+        let probe = try ChildProcess.run(["ffprobe", "-v", "error", "-show_entries", "frame=key_frame", "-of", "csv=p=0",
+                                          output], environment: ProcessInfo.processInfo.environment,
+                                         timeout: .seconds(30))
+        try #require(probe.status == 0, "\(probe.transcript)")
+        let flags = probe.standardOutputText.split(separator: "\n").map { $0.hasPrefix("1") }
+        #expect(flags.count == 61)
+        #expect(flags.indices.filter { flags[$0] } == [0, 30, 60])
+    }
+
     @Test func ffmpegCopiesTheCamerasH264() throws {
         let camera = try FakeCamera(knobs: [.formats(Self.formats)])
         let output = camera.file("recording.h264")
