@@ -1,7 +1,8 @@
 // The camera's controls, with the names, ranges and quirks of a typical UVC webcam: integers
 // are clamped and rounded to their step (uvcvideo does not refuse them), menus out of range give
 // ERANGE and a menu item the camera skips gives EINVAL. Values live in the device, so they
-// persist across opens and return to their defaults when the camera is replugged.
+// persist across opens and return to their defaults when the camera is replugged. A camera
+// that offers H264 also has the codec class with its I period.
 #define _GNU_SOURCE
 #include "fake_v4l2.h"
 
@@ -23,7 +24,7 @@ static const char *const exposure_menu[] = {
     "Auto Mode", "Manual Mode", "Shutter Priority Mode", "Aperture Priority Mode",
 };
 
-enum { EXPOSURE_AUTO_INDEX = 7, EXPOSURE_MANUAL = 1 };
+enum { EXPOSURE_AUTO_INDEX = 9, EXPOSURE_MANUAL = 1 };
 
 // In id order, as NEXT_CTRL enumerates them; class entries head their class.
 static const struct fv_control controls[] = {
@@ -35,6 +36,10 @@ static const struct fv_control controls[] = {
      0, 1, 1, 1, NULL, 0},
     {V4L2_CID_POWER_LINE_FREQUENCY, V4L2_CTRL_TYPE_MENU, "Power Line Frequency",
      0, 2, 1, 1, power_line_menu, 0},
+    // Only on a camera that offers H264 (see offered()).
+    {V4L2_CID_CODEC_CLASS, V4L2_CTRL_TYPE_CTRL_CLASS, "Codec Controls", 0, 0, 0, 0, NULL, 0},
+    {V4L2_CID_MPEG_VIDEO_H264_I_PERIOD, V4L2_CTRL_TYPE_INTEGER, "H264 I-Frame Period",
+     1, 600, 1, 30, NULL, 0},
     {V4L2_CID_CAMERA_CLASS, V4L2_CTRL_TYPE_CTRL_CLASS, "Camera Controls", 0, 0, 0, 0, NULL, 0},
     {V4L2_CID_EXPOSURE_AUTO, V4L2_CTRL_TYPE_MENU, "Exposure, Auto",
      0, 3, 1, 3, exposure_menu, (1u << 0) | (1u << 2)},
@@ -45,13 +50,23 @@ enum { CONTROL_COUNT = sizeof controls / sizeof controls[0] };
 _Static_assert(CONTROL_COUNT <= sizeof ((struct fv_device *)0)->controls / sizeof(int64_t),
                "fv_device.controls holds every control");
 
+// The codec controls exist only on a camera that offers H264, so every other camera lists the
+// controls it always had.
+static bool offered(int index) {
+    if (V4L2_CTRL_ID2WHICH(controls[index].id) != V4L2_CTRL_CLASS_CODEC) return true;
+    for (unsigned i = 0; i < fv.config.format_count; i++) {
+        if (fv.config.formats[i].fourcc == V4L2_PIX_FMT_H264) return true;
+    }
+    return false;
+}
+
 void fv_controls_reset(struct fv_device *device) {
     for (unsigned i = 0; i < CONTROL_COUNT; i++) device->controls[i] = controls[i].default_value;
 }
 
 static int find(uint32_t id) {
     for (int i = 0; i < CONTROL_COUNT; i++) {
-        if (controls[i].id == id) return i;
+        if (controls[i].id == id && offered(i)) return i;
     }
     return -1;
 }
@@ -61,7 +76,7 @@ static int lookup(uint32_t id) {
     if ((id & (V4L2_CTRL_FLAG_NEXT_CTRL | V4L2_CTRL_FLAG_NEXT_COMPOUND)) == 0) return find(id);
     uint32_t after = id & ~(V4L2_CTRL_FLAG_NEXT_CTRL | V4L2_CTRL_FLAG_NEXT_COMPOUND);
     for (int i = 0; i < CONTROL_COUNT; i++) {
-        if (controls[i].id > after) return i;
+        if (controls[i].id > after && offered(i)) return i;
     }
     return -1;
 }
@@ -159,7 +174,7 @@ static int settable(uint32_t id) {
 
 static bool class_exists(uint32_t which) {
     for (int i = 0; i < CONTROL_COUNT; i++) {
-        if (V4L2_CTRL_ID2WHICH(controls[i].id) == which) return true;
+        if (V4L2_CTRL_ID2WHICH(controls[i].id) == which && offered(i)) return true;
     }
     return false;
 }
@@ -233,4 +248,9 @@ int fv_control_ioctl(struct fv_device *device, unsigned long request, void *arg)
     default:
         return -ENOTTY;
     }
+}
+
+int32_t fv_control_value(const struct fv_device *device, uint32_t id) {
+    int index = find(id);
+    return index < 0 ? 0 : (int32_t)device->controls[index];
 }

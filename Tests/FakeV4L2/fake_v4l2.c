@@ -47,6 +47,9 @@
 //                                  picture, so a decoder reads the frame code; no B-frames, an
 //                                  IDR with SPS and PPS before it every 30 pictures and at the
 //                                  start of every stream; sizeimage is width*height*3/2 + 64 KiB.
+//                                  A camera offering H264 has the control "H264 I-Frame Period"
+//                                  (V4L2_CID_MPEG_VIDEO_H264_I_PERIOD, 1…600, default 30); a
+//                                  change takes effect at the next picture, which is an IDR.
 //                                  FAKE_V4L2_PICTURE_RING does not apply to it.
 //   FAKE_V4L2_MAX_BUFFERS=32       REQBUFS grants at most this many buffers (1…32).
 //   FAKE_V4L2_UNPLUG_AFTER=N       The camera is unplugged when frame N of a stream comes due

@@ -262,6 +262,8 @@ FV_HIDDEN unsigned fv_mapping_count(void);
 
 FV_HIDDEN void fv_controls_reset(struct fv_device *device);
 FV_HIDDEN int fv_control_ioctl(struct fv_device *device, unsigned long request, void *arg);
+// The current value of a control the camera has (0 for one it lacks).
+FV_HIDDEN int32_t fv_control_value(const struct fv_device *device, uint32_t id);
 
 // ---- scene.c: what happens in front of the camera ----
 
@@ -284,11 +286,12 @@ FV_HIDDEN const char *fv_format_description(uint32_t fourcc);
 
 // ---- h264.c: the H264 format's encoder, one for the running stream ----
 
-// Compresses an I420 picture into one Annex B access unit in `destination`; returns its size,
-// or 0 when encoding failed or it does not fit. Opens the encoder when there is none or the
-// size changed.
+// Compresses an I420 picture into one Annex B access unit in `destination`, with an IDR every
+// `i_period` pictures; returns its size, or 0 when encoding failed or it does not fit. Opens
+// the encoder when there is none or the size or I period changed.
 FV_HIDDEN size_t fv_h264_encode(uint8_t *y, uint8_t *u, uint8_t *v, uint32_t width, uint32_t height,
-                                uint32_t fps, uint32_t sequence, uint8_t *destination, size_t capacity);
+                                uint32_t fps, uint32_t i_period, uint32_t sequence, uint8_t *destination,
+                                size_t capacity);
 // Closes the encoder, if open: the next picture starts a new stream with an IDR.
 FV_HIDDEN void fv_h264_close(void);
 

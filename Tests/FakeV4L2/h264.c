@@ -3,18 +3,17 @@
 // IDR; there are no B-frames, so decode order is display order and each picture given to the
 // encoder comes straight back out. One encoder lives with the stream: it is opened at the first
 // picture, closed at STREAMON (so a new stream starts with an IDR), STREAMOFF and when the
-// stream's owner closes, and re-created when the picture size changes.
+// stream's owner closes, and re-created when the picture size or the I period changes (the
+// next picture is then an IDR).
 #define _GNU_SOURCE
 #include "fake_v4l2.h"
 
 #include <string.h>
 #include <x264.h>
 
-enum { KEYFRAME_INTERVAL = 30 };
-
 static struct {
     x264_t *encoder;
-    uint32_t width, height;
+    uint32_t width, height, i_period;
 } h264;
 
 void fv_h264_close(void) {
@@ -22,7 +21,7 @@ void fv_h264_close(void) {
     memset(&h264, 0, sizeof h264);
 }
 
-static bool open_encoder(uint32_t width, uint32_t height, uint32_t fps) {
+static bool open_encoder(uint32_t width, uint32_t height, uint32_t fps, uint32_t i_period) {
     fv_h264_close();
     x264_param_t param;
     if (x264_param_default_preset(&param, "ultrafast", "zerolatency") != 0) {
@@ -35,8 +34,8 @@ static bool open_encoder(uint32_t width, uint32_t height, uint32_t fps) {
     param.i_csp = X264_CSP_I420;
     param.i_fps_num = fps > 0 ? fps : 30;
     param.i_fps_den = 1;
-    param.i_keyint_max = KEYFRAME_INTERVAL;
-    // A keyframe every KEYFRAME_INTERVAL pictures and nowhere else, as a camera's fixed I period.
+    param.i_keyint_max = (int)i_period;
+    // A keyframe every i_period pictures and nowhere else, as a camera's fixed I period.
     param.i_scenecut_threshold = 0;
     param.i_bframe = 0;
     param.b_repeat_headers = 1;
@@ -53,13 +52,14 @@ static bool open_encoder(uint32_t width, uint32_t height, uint32_t fps) {
     }
     h264.width = width;
     h264.height = height;
+    h264.i_period = i_period;
     return true;
 }
 
 size_t fv_h264_encode(uint8_t *y, uint8_t *u, uint8_t *v, uint32_t width, uint32_t height, uint32_t fps,
-                      uint32_t sequence, uint8_t *destination, size_t capacity) {
-    if (h264.encoder == NULL || h264.width != width || h264.height != height) {
-        if (!open_encoder(width, height, fps)) return 0;
+                      uint32_t i_period, uint32_t sequence, uint8_t *destination, size_t capacity) {
+    if (h264.encoder == NULL || h264.width != width || h264.height != height || h264.i_period != i_period) {
+        if (!open_encoder(width, height, fps, i_period)) return 0;
     }
     x264_picture_t input, output;
     x264_picture_init(&input);

@@ -353,7 +353,9 @@ static size_t paint(uint32_t fourcc, uint32_t width, uint32_t height, uint32_t s
     if (flash) paint_flash();
     if (fourcc == V4L2_PIX_FMT_H264) {
         uint32_t fps = fv.device != NULL ? fv.device->fps : 0;
-        return fv_h264_encode(canvas.y, canvas.u, canvas.v, width, height, fps, sequence, destination, capacity);
+        int32_t i_period = fv.device != NULL ? fv_control_value(fv.device, V4L2_CID_MPEG_VIDEO_H264_I_PERIOD) : 30;
+        return fv_h264_encode(canvas.y, canvas.u, canvas.v, width, height, fps, i_period > 0 ? (uint32_t)i_period : 30,
+                              sequence, destination, capacity);
     }
     if (fourcc != V4L2_PIX_FMT_MJPEG && capacity < fv_sizeimage(fourcc, width, height)) return 0;
     switch (fourcc) {

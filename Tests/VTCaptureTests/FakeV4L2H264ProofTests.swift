@@ -16,6 +16,9 @@ struct FakeV4L2H264ProofTests {
         try #require(result.status == 0, "\(result.transcript)")
         #expect(V4L2CtlText.formatTable(result.standardOutputText) == ["H264 320x240 30", "H264 640x480 30,15"])
         #expect(result.standardOutputText.contains("'H264' (H.264, compressed)"))
+        let controls = try camera.v4l2ctl(["--list-ctrls"])
+        try #require(controls.status == 0, "\(controls.transcript)")
+        #expect(controls.standardOutputText.contains("h264_i_frame_period 0x00990a66 (int)    : min=1 max=600 step=1 default=30"))
     }
 
     @Test func v4l2ctlStoresAnAnnexBStream() throws {
@@ -31,12 +34,15 @@ struct FakeV4L2H264ProofTests {
         #expect(report.lastSequence == Self.frames - 1)
     }
 
-    /// An IDR every 30 pictures and only there, as a camera's fixed I period.
-    @Test func keyframesComeEveryThirtyPictures() throws {
+    /// An IDR every 30 pictures and only there, as a camera's fixed I period, or as often as
+    /// the H.264 I period control says.
+    @Test(arguments: [(nil, [0, 30, 60]), (10, [0, 10, 20, 30, 40, 50, 60])])
+    func keyframesComeEveryIPeriod(period: Int?, keyframes: [Int]) throws {
         let camera = try FakeCamera(knobs: [.formats(Self.formats)])
         let output = camera.file("keyframes.h264")
-        let result = try camera.v4l2ctl(["--set-fmt-video=width=320,height=240,pixelformat=H264",
-                                         "--stream-mmap=16", "--stream-count=61", "--stream-to=\(output)"])
+        let control = period.map { ["--set-ctrl=h264_i_frame_period=\($0)"] } ?? []
+        let result = try camera.v4l2ctl(control + ["--set-fmt-video=width=320,height=240,pixelformat=H264",
+                                                   "--stream-mmap=16", "--stream-count=61", "--stream-to=\(output)"])
         try #require(result.status == 0, "\(result.transcript)")
         let probe = try ChildProcess.run(["ffprobe", "-v", "error", "-show_entries", "frame=key_frame", "-of", "csv=p=0",
                                           output], environment: ProcessInfo.processInfo.environment,
@@ -44,7 +50,7 @@ struct FakeV4L2H264ProofTests {
         try #require(probe.status == 0, "\(probe.transcript)")
         let flags = probe.standardOutputText.split(separator: "\n").map { $0.hasPrefix("1") }
         #expect(flags.count == 61)
-        #expect(flags.indices.filter { flags[$0] } == [0, 30, 60])
+        #expect(flags.indices.filter { flags[$0] } == keyframes)
     }
 
     @Test func ffmpegCopiesTheCamerasH264() throws {
