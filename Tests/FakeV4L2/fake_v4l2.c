@@ -14,9 +14,9 @@
 // Files: config.c reads the knobs below, device.c answers the ioctls, queue.c does buffers and
 // streaming, timing.c when frames come due and their timestamps, mappings.c userspace
 // mappings, pause.c FAKE_V4L2_PAUSE_AT, controls.c the controls, picture.c paints the frames,
-// scene.c the mover and the light in them, report.c the exit report, intercept*.c are the
-// replaced libc functions (and _exit, so the report is written by a process that leaves
-// without running destructors), this file holds the shared state.
+// h264.c encodes the H264 format's, scene.c the mover and the light in them, report.c the exit
+// report, intercept*.c are the replaced libc functions (and _exit, so the report is written by
+// a process that leaves without running destructors), this file holds the shared state.
 //
 // Frames carry the vtrecord test pattern's frame code (FrameCode.swift) equal to the buffer's
 // `sequence`, over a background that pans every frame (unless FAKE_V4L2_STILL). Frame n of a
