@@ -125,7 +125,7 @@ let package = Package(
         .testTarget(name: "VTCoreTests", dependencies: ["VTCore", "VTTestSupport"]),
         .testTarget(name: "VTH264Tests", dependencies: ["VTH264", "VTCore", "VTTestSupport"]),
         .testTarget(name: "VTCaptureTests",
-                    dependencies: ["VTCapture", "VTCore", "VTReading", "VTTestSupport",
+                    dependencies: ["VTCapture", "VTCore", "VTH264", "VTReading", "VTTestSupport",
                                    .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "VTEncodingTests", dependencies: ["VTEncoding", "VTVAAPI", "VTH264", "VTCore", "VTTestSupport"]),
         .testTarget(name: "VTOutputTests", dependencies: ["VTOutput", "VTEncoding", "VTH264", "VTCore", "VTTestSupport"]),

@@ -6,12 +6,9 @@
 #
 # Each LANE is one quoted argument: a list of the options `swift test` passes on (such as
 # "--filter CameraRecordingTests"), or several such lists separated by " ; ", run one after
-# the other.
-# A list may begin with "--nice N": that process (and every recording it starts) runs at that
-# nice value, so it takes the cores only while the lanes at 0 do not want them. The lanes
-# between two `--` run at once, and a stage starts when the one before it has ended. The
-# script fails if any process fails, and ends with the list of what failed, so the last lines
-# of a long log say which test to look at.
+# the other. The lanes between two `--` run at once, and a stage starts when the one before it
+# has ended. The script fails if any process fails, and ends with the list of what failed, so
+# the last lines of a long log say which test to look at.
 #
 # Swift Testing runs as many tests at once as the machine has cores, and a test that waits for
 # a child process (a real-time recording) holds its place while the CPU idles: lanes side by
@@ -35,21 +32,15 @@ lane_count=0
 # One lane: its option lists in turn. Writes each one's output to $logs/LANE.N.log and its
 # exit code to $logs/LANE.N.code.
 run_lane() {
-  local lane=$1 text=$2 step=0 options nice code
+  local lane=$1 text=$2 step=0 options code
   while [ -n "$text" ]; do
     options=${text%% ; *}
     if [ "$options" = "$text" ]; then text=""; else text=${text#* ; }; fi
     step=$((step + 1))
-    nice=0
-    if [[ $options == --nice\ * ]]; then
-      options=${options#--nice }
-      nice=${options%% *}
-      options=${options#* }
-    fi
     code=0
     # shellcheck disable=SC2086 # the options are words, split on purpose
-    NO_COLOR=1 nice -n "$nice" "$bundle" --testing-library swift-testing $options >"$logs/$lane.$step.log" 2>&1 || code=$?
-    echo "$nice $options" >"$logs/$lane.$step.name"
+    NO_COLOR=1 "$bundle" --testing-library swift-testing $options >"$logs/$lane.$step.log" 2>&1 || code=$?
+    echo "$options" >"$logs/$lane.$step.name"
     echo $code >"$logs/$lane.$step.code"
   done
 }
@@ -71,11 +62,11 @@ run_stage() {
       local name code
       name=$(cat "$logs/$lane.$step.name")
       code=$(cat "$logs/$lane.$step.code")
-      echo "=== tests ${name#* } (nice ${name%% *})"
+      echo "=== tests $name"
       cat "$logs/$lane.$step.log"
       if [ "$code" -ne 0 ]; then
         status=1
-        failed+=("tests ${name#* } (exit $code):")
+        failed+=("tests $name (exit $code):")
         local line
         while IFS= read -r line; do failed+=("  $line"); done < <(
           grep -E '^✘ Test .*(recorded an issue|failed after)|^error: |Fatal error|unexpected signal' \

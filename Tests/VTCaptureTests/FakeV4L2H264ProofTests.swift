@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import VTH264
 import VTTestSupport
 
 /// The fake camera's H264 format proved against clients written by other people: v4l2-ctl,
@@ -123,16 +124,10 @@ struct FakeV4L2H264ProofTests {
     static func firstAccessUnitTypes(_ stream: Data) -> [Int] {
         let bytes = [UInt8](stream)
         var types: [Int] = []
-        var index = 0
-        while index + 3 < bytes.count {
-            if bytes[index] == 0, bytes[index + 1] == 0, bytes[index + 2] == 1 {
-                let type = Int(bytes[index + 3] & 0x1F)
-                types.append(type)
-                if type == 1 || type == 5 { return types }
-                index += 3
-            } else {
-                index += 1
-            }
+        for range in AnnexB.nalUnitRanges(in: bytes) {
+            let type = NALUnitHeader(bytes[range.lowerBound]).type
+            types.append(Int(type.rawValue))
+            if type == .sliceIDR || type == .sliceNonIDR { break }
         }
         return types
     }

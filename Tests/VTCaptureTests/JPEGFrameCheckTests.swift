@@ -80,18 +80,17 @@ import VTCapture
         #expect(JPEGFrameCheck.problem(noFrame, width: 64, height: 48) == .noFrameHeader)
     }
 
-    /// Any byte of the header changed to any value: an answer, never a read past the end.
+    /// Any byte of the header changed to a few values: the start-of-image marker's are always
+    /// found, and every other change gets an answer without a read past the end.
     @Test func everyByteOfTheHeaderChangedGivesAnAnswer() throws {
         let scan = try #require(Self.segments(Self.jpeg).first { $0.marker == 0xDA })
-        var answered = 0
         for offset in 0..<(scan.offset + scan.length) {
-            for value: UInt8 in [0x00, 0x01, 0x7F, 0xD8, 0xD9, 0xDA, 0xFE, 0xFF] {
+            for value: UInt8 in [0x00, 0x01, 0x7F, 0xD8, 0xD9, 0xDA, 0xFE, 0xFF] where value != Self.jpeg[offset] {
                 var changed = Self.jpeg
                 changed[offset] = value
-                _ = JPEGFrameCheck.problem(changed, width: 64, height: 48)
-                answered += 1
+                let problem = JPEGFrameCheck.problem(changed, width: 64, height: 48)
+                if offset < 2 { #expect(problem == .noStartOfImage, "byte \(offset) changed to \(value)") }
             }
         }
-        #expect(answered == (scan.offset + scan.length) * 8)
     }
 }

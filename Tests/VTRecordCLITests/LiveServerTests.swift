@@ -23,12 +23,11 @@ extension CameraRecordingTests {
         /// Starts a recording of `camera` with `--http 127.0.0.1:0` and `arguments`; the child and
         /// the port it serves on.
         static func start(_ camera: FakeCamera, _ arguments: [String], size: String = "640x480") throws -> (ChildProcess, Int) {
-            // At nice -5, as a recorder on a host of its own: the recording must drop nothing
-            // while its server works, not while the rest of the test suite keeps both cores busy.
-            let child = try ChildProcess(["/usr/bin/nice", "-n", "-5",
-                                          Tools.vtrecord, "--device", camera.path, "--size", size, "--fps", "\(rate)",
-                                          "--speed", "ultrafast", "--tune", "zerolatency", "--http", "127.0.0.1:0",
-                                          "--json-summary", camera.file("summary.json")] + arguments,
+            // The recording must drop nothing while its server works (Tools.vtrecordAboveTheSuite).
+            let child = try ChildProcess(Tools.vtrecordAboveTheSuite
+                                         + ["--device", camera.path, "--size", size, "--fps", "\(rate)",
+                                            "--speed", "ultrafast", "--tune", "zerolatency", "--http", "127.0.0.1:0",
+                                            "--json-summary", camera.file("summary.json")] + arguments,
                                          environment: try camera.environment())
             guard child.waitForStandardError(containing: "serving the live view on http://127.0.0.1:", timeout: .seconds(15)) else {
                 child.send(SIGKILL)

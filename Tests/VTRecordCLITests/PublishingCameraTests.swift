@@ -29,12 +29,8 @@ extension CameraRecordingTests {
             // Each receiver's port bound before the recording starts: a fixed half second was too
             // short for ffmpeg to start on a busy machine, and a stream lost its first 45 pictures.
             for (receiver, (port, udp)) in zip(receivers, [(srtPort, true), (rtspPort, false), (udpPort, true)]) {
-                let deadline = ContinuousClock.now + .seconds(10)
-                while !LoopbackPort.isBound(port, udp: udp, by: receiver.processIdentifier), receiver.isRunning,
-                      ContinuousClock.now < deadline {
-                    Thread.sleep(forTimeInterval: 0.01)
-                }
-                try #require(LoopbackPort.isBound(port, udp: udp, by: receiver.processIdentifier),
+                try #require(LoopbackPort.waitUntilBound(port, udp: udp, by: receiver.processIdentifier,
+                                                         while: { receiver.isRunning }),
                              "a receiver never bound 127.0.0.1:\(port): \(receiver.standardErrorSoFar)")
             }
             // libsrt listens a moment after binding; its caller's handshake is resent every 250 ms.

@@ -36,13 +36,13 @@ import Glibc
         return waiting.isEmpty
     }
 
-    /// vtrecord's test pattern, live, at 320x240 with the test sound, at nice -5: above the
-    /// rest of the test suite, as a recorder on a host of its own, since a recording here must
-    /// drop nothing at its queue of four frames while the other tests keep both cores busy.
+    /// vtrecord's test pattern, live, at 320x240 with the test sound, above the rest of the
+    /// suite (`Tools.vtrecordAboveTheSuite`): it must drop nothing at its queue of four frames.
     static func recording(_ outputs: [String], in directory: TemporaryDirectory, seconds: Int = 3,
                           extra: [String] = []) -> [String] {
-        ["/usr/bin/nice", "-n", "-5", Tools.vtrecord, "--test-pattern", "--realtime", "drop", "--size", "320x240", "--keyint", "15",
-         "--audio", "test", "--duration", "\(seconds)s", "--json-summary", directory.path("summary.json"), "--quiet"]
+        Tools.vtrecordAboveTheSuite
+            + ["--test-pattern", "--realtime", "drop", "--size", "320x240", "--keyint", "15", "--audio", "test",
+               "--duration", "\(seconds)s", "--json-summary", directory.path("summary.json"), "--quiet"]
             + extra + outputs.flatMap { ["-o", $0] }
     }
 

@@ -26,6 +26,11 @@ enum Tools {
         return root.appendingPathComponent(".build/debug/vtrecord").path
     }()
 
+    /// vtrecord at nice -5, as a recorder on a host of its own, above the rest of the test suite:
+    /// for a recording that must drop nothing while a server or a stream works beside it, not
+    /// while the other tests keep both cores busy. A stall in vtrecord itself still shows.
+    static let vtrecordAboveTheSuite = ["/usr/bin/nice", "-n", "-5", vtrecord]
+
     /// Runs a program to its end. `stdin` is a file to read from (default: nothing).
     @discardableResult
     static func run(_ program: String, _ arguments: [String], stdin: String? = nil,

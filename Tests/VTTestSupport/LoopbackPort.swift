@@ -56,6 +56,19 @@ public enum LoopbackPort {
         return false
     }
 
+    /// Waits until process `pid` holds a socket bound to `port` (`isBound`), for at most
+    /// `timeout` and while `isRunning` says it runs; whether it does.
+    public static func waitUntilBound(_ port: Int, udp: Bool, by pid: Int32, timeout: Duration = .seconds(10),
+                                      while isRunning: () -> Bool) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if isBound(port, udp: udp, by: pid) { return true }
+            if !isRunning() { break }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return isBound(port, udp: udp, by: pid)
+    }
+
     /// The inodes of the sockets `pid` has open, from its /proc/PID/fd links ("socket:[N]").
     private static func socketInodes(of pid: Int32) -> Set<String> {
         let directory = "/proc/\(pid)/fd"

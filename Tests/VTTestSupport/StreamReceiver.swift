@@ -65,12 +65,8 @@ public final class StreamReceiver {
     /// for seconds, so one that arrives in between is answered by the next.
     public func waitUntilListening(timeout: Duration = .seconds(10)) throws {
         guard let current = generations.last else { return }
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if LoopbackPort.isBound(port, udp: kind.overUDP, by: current.child.processIdentifier) { return }
-            if !current.child.isRunning { break }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
+        if LoopbackPort.waitUntilBound(port, udp: kind.overUDP, by: current.child.processIdentifier, timeout: timeout,
+                                       while: { current.child.isRunning }) { return }
         if current.child.isRunning { current.child.send(SIGKILL) }
         let result = current.child.wait(timeout: .seconds(2))
         current.result = result
