@@ -87,6 +87,13 @@ public final class Recorder {
     private var decodeTimes: DecodeTimes?
     /// Capture → written, per picture from a source with a capture clock.
     private var latency = LatencyHistogram()
+    /// Nanoseconds: the longest one picture kept the encoder thread in the encoder (its writes
+    /// left out) and the longest one access unit took to write to the outputs. Either of them
+    /// near the queue's length in frame intervals is what drops frames at the queue.
+    private var longestEncode: Int64 = 0
+    private var longestWrite: Int64 = 0
+    /// Time spent writing inside the current encode call (an encoder that delivers at once).
+    private var writingInEncode: Int64 = 0
     /// Signalled when the capture thread has left its loop; nil until it starts.
     private var captureThreadDone: DispatchSemaphore?
     private var sourceClosed = false
@@ -244,6 +251,8 @@ public final class Recorder {
         statistics.framesDroppedTiming = framesDroppedTiming
         statistics.latency = latency
         statistics.longestCaptureHandoff = control.longestHandoffMilliseconds
+        statistics.longestEncode = Double(longestEncode) / 1e6
+        statistics.longestWrite = Double(longestWrite) / 1e6
         statistics.audio = sound?.audio.summary
         for stage in stages { stage.report(into: &statistics) }
         statistics.source = source.statistics
@@ -351,7 +360,9 @@ public final class Recorder {
         inEncoder[token] = FrameRecord(pts: pts, captureTime: captureTime)
         decodeTimes?.arrived(pts)
         let encodeStarted = MonotonicClock.nanoseconds()
+        writingInEncode = 0
         try session.encode(buffer, pts: pts, forceKeyFrame: keyFrame || outputWantsKey, token: token)
+        longestEncode = max(longestEncode, MonotonicClock.nanoseconds() - encodeStarted - writingInEncode)
         framesSubmitted += 1
         for stage in stages {
             try stage.submitted(RecordingSubmission(session: session, encodeStarted: encodeStarted,
@@ -380,6 +391,12 @@ public final class Recorder {
         }
         if let dts = decodeTimes?.next() { frame.dts = dts }
         let format = session.formatDescription
+        let writeStarted = MonotonicClock.nanoseconds()
+        defer {
+            let took = MonotonicClock.nanoseconds() - writeStarted
+            longestWrite = max(longestWrite, took)
+            writingInEncode += took
+        }
         try control.whileWriting({ () throws(OutputError) in
             if format != outputFormat {
                 try output.writeHeader(format)

@@ -23,6 +23,11 @@ public struct RecordingStatistics: Sendable, Equatable {
     /// drop it). A live source's capture thread never waits for the encoder, so this stays
     /// far below a frame interval; a file's reader waits for room by design.
     public var longestCaptureHandoff = 0.0
+    /// Milliseconds: the longest one picture kept the encoder thread in the encoder, and the
+    /// longest one access unit took to write to the outputs (a file finished at a segment's
+    /// end included).
+    public var longestEncode = 0.0
+    public var longestWrite = 0.0
     /// `--snapshot`: stills written, skipped and failed; nil without it.
     public var stills: StillTaker.Statistics?
     /// `--audio`: the sound track; nil without it.

@@ -104,6 +104,8 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
     public var latencyP99: Double?
     /// The longest the capture thread took to hand a frame on (milliseconds).
     public var captureHandoffMax: Double
+    public var encodeMax: Double
+    public var writeMax: Double
     /// `--snapshot`: stills written, skipped because the one before was still being made, and
     /// failed; absent without it.
     public var snapshotsWritten: Int?
@@ -141,7 +143,7 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
         case framesDuplicated = "frames_duplicated", framesDroppedTiming = "frames_dropped_timing", reconnects
         case framesRetimed = "frames_retimed"
         case captureFPS = "capture_fps", latencyP50 = "latency_ms_p50", latencyP99 = "latency_ms_p99"
-        case captureHandoffMax = "capture_handoff_ms_max"
+        case captureHandoffMax = "capture_handoff_ms_max", encodeMax = "encode_ms_max", writeMax = "write_ms_max"
         case snapshotsWritten = "snapshots_written", snapshotsSkipped = "snapshots_skipped"
         case snapshotsFailed = "snapshots_failed", audio, speed
         case framesTruncated = "frames_truncated", outputs, outputsKeptUp = "outputs_kept_up", events, motion, retention
@@ -184,6 +186,8 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
         latencyP50 = s.latency.quantile(0.5).map { ($0 * 100).rounded() / 100 }
         latencyP99 = s.latency.quantile(0.99).map { ($0 * 100).rounded() / 100 }
         captureHandoffMax = (s.longestCaptureHandoff * 1000).rounded() / 1000
+        encodeMax = (s.longestEncode * 1000).rounded() / 1000
+        writeMax = (s.longestWrite * 1000).rounded() / 1000
         snapshotsWritten = s.stills?.written
         snapshotsSkipped = s.stills?.skipped
         snapshotsFailed = s.stills?.failed

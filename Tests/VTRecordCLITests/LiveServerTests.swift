@@ -136,7 +136,7 @@ extension CameraRecordingTests {
             let r = child.wait()
             try #require(r.status == 0, "\(r.standardError)")
             let summary = try Self.summary(camera)
-            #expect(summary["dropped_queue"] as? Int == 0)
+            #expect(summary["dropped_queue"] as? Int == 0, "\(summary)\n\(r.standardError)")
             let segments = try #require(summary["segments"] as? [String])
             let recorded = try segments.flatMap { try Tools.frameMD5s($0) }
             for path in ["live.mp4", "live.m3u8"] {
