@@ -68,6 +68,10 @@
 //                                  those sequence numbers never reach userspace.
 //   FAKE_V4L2_CORRUPT_JPEG_EVERY=N Every Nth MJPEG frame (same numbering) carries bytes that
 //                                  are not a JPEG at all (no SOI marker).
+//   FAKE_V4L2_CORRUPT_H264_EVERY=N Every Nth H264 access unit (same numbering) has the
+//                                  forbidden_zero_bit set in the header of each of its slices,
+//                                  as a bit flipped in a damaged transfer leaves it; its
+//                                  parameter sets stay whole.
 //   FAKE_V4L2_SHORT_EVERY=N        Every Nth frame has bytesused half of what it should be
 //                                  (raw formats: half the image size; MJPEG: a truncated JPEG).
 //   FAKE_V4L2_ERROR_EVERY=N        Every Nth frame is dequeued with V4L2_BUF_FLAG_ERROR.

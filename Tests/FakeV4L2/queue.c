@@ -95,6 +95,17 @@ static void unplug(struct fv_device *device, int64_t when) {
 }
 
 // What the camera does with frame `sequence` when it comes due.
+// Sets the forbidden_zero_bit in the header of every slice NAL unit (types 1 and 5) of an
+// Annex B access unit: the first byte after each 00 00 01 start code.
+static void corrupt_slices(uint8_t *unit, size_t size) {
+    for (size_t i = 0; i + 3 < size; i++) {
+        if (unit[i] != 0 || unit[i + 1] != 0 || unit[i + 2] != 1) continue;
+        uint8_t type = unit[i + 3] & 0x1F;
+        if (type == 1 || type == 5) unit[i + 3] |= 0x80;
+        i += 2;
+    }
+}
+
 static void produce(struct fv_device *device, uint64_t sequence, int64_t due) {
     if (fv_every(fv.config.drop_every, sequence) || device->queued_count == 0) {
         fv.frames_dropped++;
@@ -117,6 +128,7 @@ static void produce(struct fv_device *device, uint64_t sequence, int64_t due) {
         // Anything but 0xFF, so there is no marker at all, let alone a start of image.
         for (size_t i = 0; i < used; i++) memory[i] = (uint8_t)((i * 7 + sequence) & 0x7F);
     }
+    if (fourcc == V4L2_PIX_FMT_H264 && fv_every(fv.config.corrupt_h264_every, sequence)) corrupt_slices(memory, used);
     if (fv_every(fv.config.short_every, sequence)) used /= 2;
     if (fv_every(fv.config.error_every, sequence)) buffer->flags |= V4L2_BUF_FLAG_ERROR;
     buffer->bytesused = (uint32_t)used;

@@ -92,6 +92,39 @@ struct FakeV4L2H264ProofTests {
         #expect(report.framesDropped == report.lastSequence + 1 - Self.frames, "\(report)")
     }
 
+    /// Every fourth access unit comes with the forbidden bit set in its slices' NAL headers and
+    /// its parameter sets whole: v4l2-ctl stores the bytes as the camera gave them, the damage
+    /// is found at pictures 3, 7, 11… and nowhere else, and ffmpeg's decoder refuses those
+    /// slices.
+    @Test func damagedAccessUnitsCarryTheForbiddenBit() throws {
+        let camera = try FakeCamera(knobs: [.formats(Self.formats), .corruptH264Every(4)])
+        let output = camera.file("damaged.h264")
+        let result = try camera.v4l2ctl(["--set-fmt-video=width=320,height=240,pixelformat=H264",
+                                         "--stream-mmap=16", "--stream-count=\(Self.frames)",
+                                         "--stream-to=\(output)"])
+        try #require(result.status == 0, "\(result.transcript)")
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: output)))
+        var picture = -1
+        var damaged: Set<Int> = []
+        var damagedParameterSets = 0
+        for range in AnnexB.nalUnitRanges(in: bytes) {
+            let header = bytes[range.lowerBound]
+            let type = header & 0x1F
+            if type == 7 || type == 8 { damagedParameterSets += Int(header >> 7) }
+            guard type == 1 || type == 5, range.count > 1 else { continue }
+            // first_mb_in_slice is ue(v): a first bit of 1 is 0, the picture's first slice.
+            if bytes[range.lowerBound + 1] & 0x80 != 0 { picture += 1 }
+            if header & 0x80 != 0 { damaged.insert(picture) }
+        }
+        #expect(picture == Self.frames - 1)
+        #expect(damaged == Set(stride(from: 3, to: Self.frames, by: 4)), "\(damaged.sorted())")
+        #expect(damagedParameterSets == 0)
+        let decoded = try ChildProcess.run(["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "warning", "-i", output,
+                                            "-f", "null", "-"], environment: ProcessInfo.processInfo.environment,
+                                           timeout: .seconds(30))
+        #expect(decoded.standardError.contains("Invalid NAL unit"), "\(decoded.transcript)")
+    }
+
     /// What every client stored: an H.264 stream at 320x240 that starts with SPS, PPS and an
     /// IDR (after h264parse's access unit delimiter, if any), and decodes to `frames` pictures
     /// whose frame codes all read, and with `inOrder` are 0…frames-1. Returns the codes.

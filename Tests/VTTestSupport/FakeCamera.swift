@@ -32,6 +32,8 @@ public final class FakeCamera: Sendable {
         /// The driver drops sequence N-1, 2N-1, …
         case dropEvery(Int)
         case corruptJPEGEvery(Int)
+        /// Every Nth H264 access unit has the forbidden bit set in each slice's NAL header.
+        case corruptH264Every(Int)
         case shortBufferEvery(Int)
         case errorFlagEvery(Int)
         /// The stream breaks when frame `frames` comes due: DQBUF fails with EIO until STREAMOFF.
@@ -90,6 +92,7 @@ public final class FakeCamera: Sendable {
             case .jitter(let microseconds): [("FAKE_V4L2_JITTER_US", "\(microseconds)")]
             case .dropEvery(let n): [("FAKE_V4L2_DROP_EVERY", "\(n)")]
             case .corruptJPEGEvery(let n): [("FAKE_V4L2_CORRUPT_JPEG_EVERY", "\(n)")]
+            case .corruptH264Every(let n): [("FAKE_V4L2_CORRUPT_H264_EVERY", "\(n)")]
             case .shortBufferEvery(let n): [("FAKE_V4L2_SHORT_EVERY", "\(n)")]
             case .errorFlagEvery(let n): [("FAKE_V4L2_ERROR_EVERY", "\(n)")]
             case .eioAfter(let frames): [("FAKE_V4L2_EIO_AFTER", "\(frames)")]
