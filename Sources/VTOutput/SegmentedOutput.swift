@@ -11,6 +11,10 @@ import Glibc
 /// keyframe where a segment starts, and opens the next file when that keyframe comes out, so
 /// each file starts with a keyframe and its parameter sets and plays alone.
 ///
+/// `{n}` counts from `firstNumber`: a recording started again in a folder where an earlier run
+/// left files goes on after their highest number (`OutputTemplate.nextNumber`) instead of
+/// colliding with them.
+///
 /// With `maxFiles`, only the newest files are kept: starting a file deletes the oldest beyond
 /// that count, never the one being written.
 ///
@@ -31,6 +35,8 @@ public final class SegmentedOutput: MediaOutput {
     private var boundary: Int64 = 0
     private let audioSampleRate: Int?
     private let open: Open
+    /// `{n}` of the first file.
+    private let firstNumber: Int
     private var boundaries: SegmentBoundaries?
     private let device: String
     private let preset: String?
@@ -48,8 +54,9 @@ public final class SegmentedOutput: MediaOutput {
     /// `device` and `preset` fill the template's fields; `now` gives each file's start time;
     /// `warn` reports a file that could not be deleted.
     public init(template: OutputTemplate, policy: SegmentPolicy?, device: String, preset: String? = nil,
-                maxFiles: Int? = nil, now: @escaping () -> Date = Date.init, audioSampleRate: Int? = nil,
-                warn: @escaping (String) -> Void = { _ in }, open: @escaping Open) throws(OutputError) {
+                maxFiles: Int? = nil, firstNumber: Int = 0, now: @escaping () -> Date = Date.init,
+                audioSampleRate: Int? = nil, warn: @escaping (String) -> Void = { _ in },
+                open: @escaping Open) throws(OutputError) {
         precondition(maxFiles.map { $0 >= 1 } ?? true, "maxFiles must keep at least the file being written")
         self.template = template
         self.boundaries = policy.map(SegmentBoundaries.init(policy:))
@@ -59,8 +66,9 @@ public final class SegmentedOutput: MediaOutput {
         self.now = now
         self.warn = warn
         self.open = open
+        self.firstNumber = firstNumber
         self.audioSampleRate = audioSampleRate
-        let path = template.expand(.init(date: now(), device: device, preset: preset, segment: 0))
+        let path = template.expand(.init(date: now(), device: device, preset: preset, segment: firstNumber))
         current = try open(path)
         paths = [path]
         kept = [path]
@@ -123,7 +131,7 @@ public final class SegmentedOutput: MediaOutput {
     /// keyframe; `start` is its presentation time, where a recording with sound keeps the
     /// current file open for the sound before it.
     public func startNextSegment(at start: MediaTime? = nil) throws(OutputError) {
-        let path = template.expand(.init(date: now(), device: device, preset: preset, segment: paths.count))
+        let path = template.expand(.init(date: now(), device: device, preset: preset, segment: firstNumber + paths.count))
         try finishPrevious()
         let keepForSound = audioSampleRate != nil && start != nil
         if !keepForSound { try current.finish(keepEmpty: true) }

@@ -267,6 +267,7 @@ extension VTRecord {
                 } else if let template {
                     let writer = try SegmentedOutput(template: template, policy: segments, device: deviceName,
                                                      preset: presetNames, maxFiles: output.maxFiles,
+                                                     firstNumber: template.nextNumber(device: deviceName, preset: presetNames),
                                                      audioSampleRate: writerSettings.audio?.sampleRate,
                                                      warn: { text in logger.warning("\(text)") },
                                                      open: { path throws(OutputError) in
@@ -366,7 +367,9 @@ extension VTRecord {
                 }
                 // Segments are started by the branch, where the encoder thread decided.
                 return try SegmentedOutput(template: template, policy: nil, device: device, preset: preset,
-                                           maxFiles: spec.maxFiles, audioSampleRate: fileSettings.audio?.sampleRate,
+                                           maxFiles: spec.maxFiles,
+                                           firstNumber: template.nextNumber(device: device, preset: preset),
+                                           audioSampleRate: fileSettings.audio?.sampleRate,
                                            warn: say, open: { file throws(OutputError) in
                                                try AssetWriter.open(path: file, settings: fileSettings)
                                            })

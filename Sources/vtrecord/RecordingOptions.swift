@@ -81,7 +81,7 @@ struct InputOptions: ParsableArguments {
 }
 
 struct OutputOptions: ParsableArguments {
-    @Option(name: [.short, .long], help: ArgumentHelp("Output file, or '-' for standard output (default: vtrecord-%Y%m%d-%H%M%S.h264, and vtrecord-%Y%m%d-%H%M%S-{n}.h264 when segmenting). A template: strftime fields such as %Y%m%d-%H%M%S (%% for a percent sign), {device}, {preset}, and {n}, the segment number ({n:03} pads it to 3 digits), expanded as each file starts. Repeat it to write the same encode to more outputs at once: files, srt://, rtsp://, rtmp://, rtmps:// or udp:// URLs, each on its own thread and best effort (the first is the recording; options for one of the others go before it in brackets: '[segment-time=10m,max-files=6]cam-{n}.mkv').", valueName: "path"))
+    @Option(name: [.short, .long], help: ArgumentHelp("Output file, or '-' for standard output (default: vtrecord-%Y%m%d-%H%M%S.h264, and vtrecord-%Y%m%d-%H%M%S-{n}.h264 when segmenting). A template: strftime fields such as %Y%m%d-%H%M%S (%% for a percent sign), {device}, {preset}, and {n}, the segment number, after the highest a file of the template in its folder already has ({n:03} pads it to 3 digits), expanded as each file starts. Repeat it to write the same encode to more outputs at once: files, srt://, rtsp://, rtmp://, rtmps:// or udp:// URLs, each on its own thread and best effort (the first is the recording; options for one of the others go before it in brackets: '[segment-time=10m,max-files=6]cam-{n}.mkv').", valueName: "path"))
     var output: [String] = []
 
     /// The first `-o`: the recording.

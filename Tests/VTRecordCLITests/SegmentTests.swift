@@ -209,21 +209,46 @@ import VTTestSupport
         #expect(try Tools.frameMD5s(dir.path("stdin.h264")).count == 5)
     }
 
+    /// A file where a segment is to go ends the recording with exit 5, the files before it
+    /// whole. `{n}` numbers from 0 here because the folder is a field (`{device}`), which the
+    /// numbering of a run started again does not look into.
     @Test func existingSegmentFileEndsWithExitFiveKeepingEarlierFiles() throws {
         let dir = try TemporaryDirectory()
-        #expect(FileManager.default.createFile(atPath: dir.path("seg-2.h264"), contents: Data("precious".utf8)))
-        let r = try Tools.vtrecord(Self.tenSeconds + ["--segment-time", "2s", "-o", dir.path("seg-{n}.h264")])
+        let folder = dir.path("test-pattern")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        #expect(FileManager.default.createFile(atPath: folder + "/seg-2.h264", contents: Data("precious".utf8)))
+        let template = dir.path("{device}/seg-{n}.h264")
+        let r = try Tools.vtrecord(Self.tenSeconds + ["--segment-time", "2s", "-o", template])
         #expect(r.status == 5, "\(r.stderr)")
         #expect(r.stderr.contains("seg-2.h264") && r.stderr.contains("--overwrite"), "\(r.stderr)")
-        #expect(try String(contentsOfFile: dir.path("seg-2.h264"), encoding: .utf8) == "precious")
-        let counters = try Self.playsAlone(dir.path("seg-0.h264"), width: 320)
-            + Self.playsAlone(dir.path("seg-1.h264"), width: 320)
+        #expect(try String(contentsOfFile: folder + "/seg-2.h264", encoding: .utf8) == "precious")
+        let counters = try Self.playsAlone(folder + "/seg-0.h264", width: 320)
+            + Self.playsAlone(folder + "/seg-1.h264", width: 320)
         #expect(counters == (0..<120).map { Optional($0) })
 
-        let again = try Tools.vtrecord(Self.tenSeconds + ["--segment-time", "2s", "-o", dir.path("seg-{n}.h264"),
-                                                          "--overwrite", "--quiet"])
+        let again = try Tools.vtrecord(Self.tenSeconds + ["--segment-time", "2s", "-o", template, "--overwrite", "--quiet"])
         #expect(again.status == 0, "\(again.stderr)")
-        #expect(try Self.playsAlone(dir.path("seg-2.h264"), width: 320) == (120..<180).map { Optional($0) })
+        #expect(try Self.playsAlone(folder + "/seg-2.h264", width: 320) == (120..<180).map { Optional($0) })
+    }
+
+    /// A recording started again (a service restarted) goes on after the highest `{n}` the run
+    /// before left in the folder, instead of stopping at the first name taken; files of
+    /// another template do not count.
+    @Test func aRecordingStartedAgainGoesOnNumbering() throws {
+        let dir = try TemporaryDirectory()
+        #expect(FileManager.default.createFile(atPath: dir.path("other-9.h264"), contents: Data("another template".utf8)))
+        let fourSeconds = ["--test-pattern", "--size", "320x240", "--fps", "30", "--duration", "4s", "--segment-time", "2s",
+                           "-o", dir.path("cam-{n:02}.h264"), "--quiet"]
+        let first = try Tools.vtrecord(fourSeconds + ["--json-summary", dir.path("first.json")])
+        #expect(first.status == 0, "\(first.stderr)")
+        let second = try Tools.vtrecord(fourSeconds + ["--json-summary", dir.path("second.json")])
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(try Self.json(dir.path("first.json"))["segments"] as? [String] == ["00", "01"].map { dir.path("cam-\($0).h264") })
+        #expect(try Self.json(dir.path("second.json"))["segments"] as? [String] == ["02", "03"].map { dir.path("cam-\($0).h264") })
+        for pair in [["00", "01"], ["02", "03"]] {
+            let counters = try pair.flatMap { try Self.playsAlone(dir.path("cam-\($0).h264"), width: 320) }
+            #expect(counters == (0..<120).map { Optional($0) }, "\(pair)")
+        }
     }
 
     @Test func withoutSegmentsNIsZero() throws {
