@@ -4,6 +4,7 @@ import VTH264
 /// What a container with one H.264 track keeps of the session's parameter sets: the avcC its
 /// track header carries, fixed once the first frame has been taken; parameter sets that change
 /// after that (a new size mid-recording) go in-band, length-prefixed, before the next keyframes.
+/// A Motion JPEG track has none: its header gives the size, and each JPEG carries its own.
 struct TrackParameterSets {
     /// The latest parameter sets.
     private(set) var format: VideoFormatDescription?
@@ -17,6 +18,14 @@ struct TrackParameterSets {
     /// `container` names the format in the error ("an MP4", "Matroska").
     mutating func update(_ format: VideoFormatDescription, fixed: Bool, container: String) throws(OutputError) {
         guard format != self.format else { return }
+        if let codec = (trackFormat ?? self.format)?.codec, codec != format.codec {
+            throw .invalidAccessUnit(reason: "\(container) track of \(codec.rawValue) cannot go on in \(format.codec.rawValue)")
+        }
+        if format.codec == .mjpeg {
+            if !fixed { trackFormat = format }
+            self.format = format
+            return
+        }
         let record: [UInt8]
         do {
             record = try format.avcC()

@@ -25,7 +25,8 @@ struct MP4Chunk: Equatable {
 
 /// What a track's samples are, with what its sample description says about them.
 enum MP4Media {
-    case video(width: Int, height: Int, avcC: [UInt8], sampleAspectRatio: SampleAspectRatio?)
+    /// `avcC` for H.264; a Motion JPEG track (`codec` .mjpeg) has none.
+    case video(width: Int, height: Int, codec: VideoCodec = .h264, avcC: [UInt8], sampleAspectRatio: SampleAspectRatio?)
     case sound(MP4SoundSampleEntry)
 }
 
@@ -160,7 +161,7 @@ enum MP4Boxes {
             w.u16(0)  // layer
             w.u16(0)  // alternate group
             switch track.media {
-            case let .video(width, height, _, sampleAspectRatio):
+            case let .video(width, height, _, _, sampleAspectRatio):
                 w.u16(0)  // volume: video has none
                 w.u16(0)
                 w.unityMatrix()

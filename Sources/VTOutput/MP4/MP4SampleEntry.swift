@@ -2,11 +2,12 @@ import VTCore
 
 extension MP4Boxes {
     /// The one entry of a track's `stsd`: `avc1` with its `avcC` (and `pasp` for pixels that are
-    /// not square) for the pictures, `mp4a` or `Opus` for the sound.
+    /// not square) for H.264 pictures, `mp4v` naming JPEG in its `esds` for Motion JPEG (as
+    /// FFmpeg writes it in an MP4, and reads it back), `mp4a` or `Opus` for the sound.
     static func sampleEntry(_ w: inout BoxWriter, _ media: MP4Media) {
         switch media {
-        case let .video(width, height, avcC, sampleAspectRatio):
-            w.box("avc1") { w in
+        case let .video(width, height, codec, avcC, sampleAspectRatio):
+            w.box(codec == .mjpeg ? "mp4v" : "avc1") { w in
                 w.zeros(6)
                 w.u16(1)  // data reference index
                 w.zeros(16)
@@ -19,7 +20,11 @@ extension MP4Boxes {
                 w.zeros(32)  // compressor name
                 w.u16(0x0018)  // depth
                 w.u16(0xFFFF)  // pre_defined -1
-                w.box("avcC") { w in w.append(avcC) }
+                if codec == .mjpeg {
+                    w.append(jpegDescriptor())
+                } else {
+                    w.box("avcC") { w in w.append(avcC) }
+                }
                 if let sar = sampleAspectRatio, sar.width != sar.height {
                     w.box("pasp") { w in
                         w.u32(UInt32(sar.width))
@@ -30,6 +35,29 @@ extension MP4Boxes {
         case .sound(let entry):
             entry.write(&w)
         }
+    }
+
+    /// The `esds` of a Motion JPEG track: an ES_Descriptor (ISO/IEC 14496-1) whose decoder
+    /// configuration names JPEG (objectTypeIndication 0x6C, from the MP4 registration
+    /// authority's list) in a visual stream, with no decoder-specific bytes: each JPEG carries
+    /// its own tables.
+    private static func jpegDescriptor() -> [UInt8] {
+        var w = BoxWriter()
+        w.fullBox("esds") { w in
+            w.descriptor(0x03) { w in  // ES_Descriptor
+                w.u16(0)  // ES_ID: 0 in a file; the track ID names the stream
+                w.u8(0)  // no dependence, URL or OCR stream; priority 0
+                w.descriptor(0x04) { w in  // DecoderConfigDescriptor
+                    w.u8(0x6C)  // objectTypeIndication: JPEG (ISO/IEC 10918-1)
+                    w.u8(0x04 << 2 | 1)  // streamType visual, not upstream, reserved bit set
+                    w.u24(0)  // bufferSizeDB: not given
+                    w.u32(0)  // maxBitrate
+                    w.u32(0)  // avgBitrate
+                }
+                w.descriptor(0x06) { w in w.u8(2) }  // SLConfigDescriptor: predefined for MP4
+            }
+        }
+        return w.bytes
     }
 }
 

@@ -287,8 +287,12 @@ public final class MatroskaWriter: SingleFileOutput {
                 track.unsigned(MatroskaID.flagLacing, 0)
                 let nanoseconds = options.frameRate.frameDuration.ticks(since: .zero, timescale: 1_000_000_000)
                 track.unsigned(MatroskaID.defaultDuration, UInt64(max(1, nanoseconds)))
-                track.string(MatroskaID.codecID, "V_MPEG4/ISO/AVC")
-                track.binary(MatroskaID.codecPrivate, parameterSets.avcC)
+                if parameterSets.trackFormat?.codec == .mjpeg {
+                    track.string(MatroskaID.codecID, "V_MJPEG")
+                } else {
+                    track.string(MatroskaID.codecID, "V_MPEG4/ISO/AVC")
+                    track.binary(MatroskaID.codecPrivate, parameterSets.avcC)
+                }
                 track.master(MatroskaID.video) { video in
                     let width = parameterSets.trackFormat?.width ?? 0, height = parameterSets.trackFormat?.height ?? 0
                     video.unsigned(MatroskaID.pixelWidth, UInt64(width))
