@@ -1,0 +1,59 @@
+import VTCore
+
+/// A camera's H.264 (Annex B access units, one a buffer, as a UVC H.264 camera delivers them)
+/// made into what a compression session hands out: each access unit checked
+/// (`AccessUnitCheck`), in AVCC without its parameter sets, and the parameter sets as the
+/// stream's `VideoFormatDescription`, renewed when the camera sends different ones. The
+/// writers then store a camera's stream as they store an encoder's, and a raw `.h264` gets
+/// the parameter sets before every IDR whether or not the camera repeats them.
+///
+/// Nothing is let through that a decoder could not start on or go on from: access units before
+/// the first IDR (a stream joined in the middle of a GOP), a damaged one, and every one after
+/// a damaged one up to the next IDR, since they may refer to the picture that was lost.
+public struct CameraAccessUnits {
+    public enum Outcome: Equatable, Sendable {
+        /// An access unit to store: AVCC with 4-byte lengths, without SPS, PPS or delimiter.
+        case unit(data: [UInt8], isKeyFrame: Bool)
+        /// Damaged: dropped, and what follows waits for the next IDR.
+        case damaged(String)
+        /// Whole, but no IDR came since the start or the last damage: dropped.
+        case waitingForKeyFrame
+    }
+
+    /// The parameter sets of the units let through so far; nil before the first IDR.
+    public private(set) var format: VideoFormatDescription?
+    private var waitsForKeyFrame = true
+
+    public init() {}
+
+    /// Takes the next access unit from the camera.
+    public mutating func take(_ annexB: [UInt8]) -> Outcome {
+        if let problem = AccessUnitCheck.problem(annexB, parameterSetsSeen: format != nil) {
+            waitsForKeyFrame = true
+            return .damaged(problem.description)
+        }
+        let split = AVCC.fromAnnexB(annexB, parameterSetsApart: true)
+        // The check saw slices, all IDR or none.
+        let isKeyFrame = AnnexB.nalUnitRanges(in: annexB).contains {
+            !$0.isEmpty && NALUnitHeader(annexB[$0.lowerBound]).type == .sliceIDR
+        }
+        if !split.sequenceParameterSets.isEmpty || !split.pictureParameterSets.isEmpty {
+            // Sent alone, either keeps the other of the sets in force.
+            let sequence = split.sequenceParameterSets.isEmpty ? format?.sequenceParameterSets ?? [] : split.sequenceParameterSets
+            let picture = split.pictureParameterSets.isEmpty ? format?.pictureParameterSets ?? [] : split.pictureParameterSets
+            if sequence != format?.sequenceParameterSets || picture != format?.pictureParameterSets {
+                do {
+                    format = try VideoFormatDescription(h264ParameterSets: sequence + picture)
+                } catch {
+                    waitsForKeyFrame = true
+                    return .damaged("its parameter sets do not read: \(error)")
+                }
+            }
+        }
+        if waitsForKeyFrame {
+            guard isKeyFrame, format != nil else { return .waitingForKeyFrame }
+            waitsForKeyFrame = false
+        }
+        return .unit(data: split.accessUnit, isKeyFrame: isKeyFrame)
+    }
+}
