@@ -23,11 +23,8 @@ public final class LiveFeed: MediaOutput {
     private let partTicks: Int64
     /// Seconds after which an HLS segment asks for a keyframe, less half a picture.
     private let segmentAsk: Double?
-    private var lastKeyFrameAsked: Int64?
+    private var keyFramePacing = KeyFrameRequestPacing()
     public private(set) var statistics = OutputStatistics()
-
-    /// The least time between two keyframes asked for viewers.
-    static let keyFrameSpacing: Int64 = 1_000_000_000
 
     /// `partTarget`: seconds of an HLS part; `segmentTarget`: seconds after which an HLS
     /// segment asks for a keyframe (nil: segments last the recording's keyframe interval).
@@ -45,14 +42,14 @@ public final class LiveFeed: MediaOutput {
 
     public func requiresKeyFrame(for token: FrameToken, at pts: MediaTime) -> Bool {
         let now = MonotonicClock.nanoseconds()
-        guard lastKeyFrameAsked.map({ now - $0 >= Self.keyFrameSpacing }) ?? true else { return false }
+        guard keyFramePacing.mayAsk(at: now) else { return false }
         var wanted = server.keyFrameWanted
         // The picture asked about is the one that would start the next segment.
         if let segmentAsk, let segmentStartTime, server.hlsWatched, pts.seconds - segmentStartTime.seconds >= segmentAsk {
             wanted = true
         }
         guard wanted else { return false }
-        lastKeyFrameAsked = now
+        keyFramePacing.asked(at: now)
         server.keyFrameAsked()
         return true
     }

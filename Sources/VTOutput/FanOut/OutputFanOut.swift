@@ -18,12 +18,9 @@ public final class OutputFanOut: MediaOutput {
     private var format: VideoFormatDescription?
     /// Where each segmented branch's files begin, by the branch's index.
     private var segmenters: [Int: SegmentBoundaries] = [:]
-    /// CLOCK_MONOTONIC nanoseconds of the last keyframe asked for a branch.
-    private var lastKeyFrameAsked: Int64?
+    /// Keyframes asked for branches.
+    private var keyFramePacing = KeyFrameRequestPacing()
     private var ended = false
-
-    /// The least time between two keyframes asked for branches.
-    static let keyFrameSpacing: Int64 = 1_000_000_000
 
     public init(recording: any MediaOutput, branches: [OutputBranch], beside: [any MediaOutput] = []) {
         self.recording = recording
@@ -55,9 +52,9 @@ public final class OutputFanOut: MediaOutput {
         }
         let now = MonotonicClock.nanoseconds()
         var branchWants = false
-        if lastKeyFrameAsked.map({ now - $0 >= Self.keyFrameSpacing }) ?? true {
+        if keyFramePacing.mayAsk(at: now) {
             for branch in branches where branch.takeKeyFrameRequest() { branchWants = true }
-            if branchWants { lastKeyFrameAsked = now }
+            if branchWants { keyFramePacing.asked(at: now) }
         }
         return outputsWant || branchWants
     }
