@@ -6,7 +6,7 @@
 /// with nal_ref_idc 0, and an IDR whose parameter sets are neither in the access unit nor seen
 /// before. What it does not see, damage inside a slice's data, only a decode finds.
 public enum AccessUnitCheck {
-    public enum Problem: Equatable, Sendable, CustomStringConvertible {
+    public enum Problem: Error, Equatable, Sendable, CustomStringConvertible {
         case noStartCode
         case noSlice
         /// forbidden_zero_bit set: the unit was damaged on its way.
@@ -36,20 +36,26 @@ public enum AccessUnitCheck {
     /// What is wrong with the access unit in `bytes` (nil: nothing this check sees).
     /// `parameterSetsSeen`: an SPS and a PPS came before it in the stream.
     public static func problem(_ bytes: UnsafeRawBufferPointer, parameterSetsSeen: Bool) -> Problem? {
+        if case .failure(let problem) = examine(bytes, parameterSetsSeen: parameterSetsSeen) { return problem }
+        return nil
+    }
+
+    /// `problem`, or for a unit without one whether its picture is an IDR.
+    static func examine(_ bytes: UnsafeRawBufferPointer, parameterSetsSeen: Bool) -> Result<Bool, Problem> {
         var first = 0
         while first < bytes.count, bytes[first] == 0 { first += 1 }
-        guard first >= 2, first < bytes.count, bytes[first] == 1 else { return .noStartCode }
+        guard first >= 2, first < bytes.count, bytes[first] == 1 else { return .failure(.noStartCode) }
         var sawIDR = false, sawNonIDR = false, sawSPS = false, sawPPS = false
         var firstSlice = true
         for (index, range) in AnnexB.nalUnitRanges(in: bytes).enumerated() {
             let header = NALUnitHeader(bytes[range.lowerBound])
             let type = header.type
-            if header.forbiddenZeroBit { return .forbiddenBit(unit: index) }
+            if header.forbiddenZeroBit { return .failure(.forbiddenBit(unit: index)) }
             switch type {
             case .reserved17, .reserved18, .reserved22, .reserved23:
-                return .reservedType(unit: index, type: type.rawValue)
+                return .failure(.reservedType(unit: index, type: type.rawValue))
             case .sliceIDR, .sps, .pps:
-                if header.refIdc == 0 { return .unreferenced(unit: index, type: type.rawValue) }
+                if header.refIdc == 0 { return .failure(.unreferenced(unit: index, type: type.rawValue)) }
             default:
                 break
             }
@@ -61,16 +67,16 @@ public enum AccessUnitCheck {
                 if firstSlice {
                     firstSlice = false
                     // first_mb_in_slice is ue(v): 0 is the single bit 1.
-                    guard range.count > 1, bytes[range.lowerBound + 1] & 0x80 != 0 else { return .pictureStartMissing }
+                    guard range.count > 1, bytes[range.lowerBound + 1] & 0x80 != 0 else { return .failure(.pictureStartMissing) }
                 }
             default:
                 break
             }
         }
-        if !sawIDR && !sawNonIDR { return .noSlice }
-        if sawIDR && sawNonIDR { return .mixedSlices }
-        if sawIDR && !(parameterSetsSeen || (sawSPS && sawPPS)) { return .noParameterSets }
-        return nil
+        if !sawIDR && !sawNonIDR { return .failure(.noSlice) }
+        if sawIDR && sawNonIDR { return .failure(.mixedSlices) }
+        if sawIDR && !(parameterSetsSeen || (sawSPS && sawPPS)) { return .failure(.noParameterSets) }
+        return .success(sawIDR)
     }
 
     /// `problem` of an array's bytes.

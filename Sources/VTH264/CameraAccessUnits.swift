@@ -28,15 +28,15 @@ public struct CameraAccessUnits {
 
     /// Takes the next access unit from the camera.
     public mutating func take(_ annexB: [UInt8]) -> Outcome {
-        if let problem = AccessUnitCheck.problem(annexB, parameterSetsSeen: format != nil) {
+        let isKeyFrame: Bool
+        switch annexB.withUnsafeBytes({ AccessUnitCheck.examine($0, parameterSetsSeen: format != nil) }) {
+        case .success(let isIDR):
+            isKeyFrame = isIDR
+        case .failure(let problem):
             waitsForKeyFrame = true
             return .damaged(problem.description)
         }
         let split = AVCC.fromAnnexB(annexB, parameterSetsApart: true)
-        // The check saw slices, all IDR or none.
-        let isKeyFrame = AnnexB.nalUnitRanges(in: annexB).contains {
-            !$0.isEmpty && NALUnitHeader(annexB[$0.lowerBound]).type == .sliceIDR
-        }
         if !split.sequenceParameterSets.isEmpty || !split.pictureParameterSets.isEmpty {
             // Sent alone, either keeps the other of the sets in force.
             let sequence = split.sequenceParameterSets.isEmpty ? format?.sequenceParameterSets ?? [] : split.sequenceParameterSets

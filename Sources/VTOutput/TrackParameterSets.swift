@@ -42,6 +42,9 @@ struct TrackParameterSets {
         self.format = format
     }
 
+    /// What an MP4 track's sample entry says of the coding.
+    var mp4Coding: MP4VideoCoding { trackFormat?.codec == .mjpeg ? .jpeg : .avc(avcC) }
+
     /// The sample aspect ratio the track's SPS gives, if any.
     var sampleAspectRatio: SampleAspectRatio? {
         guard let sps = trackFormat?.sequenceParameterSets.first else { return nil }

@@ -25,9 +25,16 @@ struct MP4Chunk: Equatable {
 
 /// What a track's samples are, with what its sample description says about them.
 enum MP4Media {
-    /// `avcC` for H.264; a Motion JPEG track (`codec` .mjpeg) has none.
-    case video(width: Int, height: Int, codec: VideoCodec = .h264, avcC: [UInt8], sampleAspectRatio: SampleAspectRatio?)
+    case video(width: Int, height: Int, coding: MP4VideoCoding, sampleAspectRatio: SampleAspectRatio?)
     case sound(MP4SoundSampleEntry)
+}
+
+/// How a video track's samples are coded, with what its sample entry needs of it.
+enum MP4VideoCoding: Equatable {
+    /// H.264, with its avcC record.
+    case avc([UInt8])
+    /// Motion JPEG: each JPEG carries its own tables.
+    case jpeg
 }
 
 /// One track of the movie (the pictures, track 1; the sound, track 2): everything its `moov`
@@ -161,7 +168,7 @@ enum MP4Boxes {
             w.u16(0)  // layer
             w.u16(0)  // alternate group
             switch track.media {
-            case let .video(width, height, _, _, sampleAspectRatio):
+            case let .video(width, height, _, sampleAspectRatio):
                 w.u16(0)  // volume: video has none
                 w.u16(0)
                 w.unityMatrix()

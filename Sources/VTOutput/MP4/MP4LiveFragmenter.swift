@@ -71,7 +71,7 @@ public struct MP4LiveFragmenter: Sendable {
         guard (try? parameterSets.update(format, fixed: false, container: "a live MP4")) != nil,
               let trackFormat = parameterSets.trackFormat else { return nil }
         let track = MP4Track(id: 1, media: .video(width: trackFormat.width, height: trackFormat.height,
-                                                  avcC: parameterSets.avcC,
+                                                  coding: parameterSets.mp4Coding,
                                                   sampleAspectRatio: parameterSets.sampleAspectRatio),
                              timescale: UInt32(Self.timescale))
         return MP4Boxes.fileType() + MP4Boxes.movie([track], metadata: ContainerMetadata(encoder: "vtrecord"), fragmented: true)

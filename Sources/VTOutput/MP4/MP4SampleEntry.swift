@@ -6,8 +6,8 @@ extension MP4Boxes {
     /// FFmpeg writes it in an MP4, and reads it back), `mp4a` or `Opus` for the sound.
     static func sampleEntry(_ w: inout BoxWriter, _ media: MP4Media) {
         switch media {
-        case let .video(width, height, codec, avcC, sampleAspectRatio):
-            w.box(codec == .mjpeg ? "mp4v" : "avc1") { w in
+        case let .video(width, height, coding, sampleAspectRatio):
+            w.box(coding == .jpeg ? "mp4v" : "avc1") { w in
                 w.zeros(6)
                 w.u16(1)  // data reference index
                 w.zeros(16)
@@ -20,10 +20,14 @@ extension MP4Boxes {
                 w.zeros(32)  // compressor name
                 w.u16(0x0018)  // depth
                 w.u16(0xFFFF)  // pre_defined -1
-                if codec == .mjpeg {
-                    w.append(jpegDescriptor())
-                } else {
+                switch coding {
+                case .avc(let avcC):
                     w.box("avcC") { w in w.append(avcC) }
+                case .jpeg:
+                    // JPEG (ISO/IEC 10918-1) from the MP4 registration authority's object
+                    // types, in a visual stream, with no decoder-specific bytes.
+                    w.append(elementaryStreamDescriptor(objectType: 0x6C, streamType: 0x04, bufferSize: 0, bitRate: 0,
+                                                        specificInfo: nil))
                 }
                 if let sar = sampleAspectRatio, sar.width != sar.height {
                     w.box("pasp") { w in
@@ -37,22 +41,23 @@ extension MP4Boxes {
         }
     }
 
-    /// The `esds` of a Motion JPEG track: an ES_Descriptor (ISO/IEC 14496-1) whose decoder
-    /// configuration names JPEG (objectTypeIndication 0x6C, from the MP4 registration
-    /// authority's list) in a visual stream, with no decoder-specific bytes: each JPEG carries
-    /// its own tables.
-    private static func jpegDescriptor() -> [UInt8] {
+    /// An `esds` box: an ES_Descriptor (ISO/IEC 14496-1) whose decoder configuration names the
+    /// stream's object type and stream type (4 visual, 5 audio), with the decoder-specific bytes
+    /// when the coding has any.
+    static func elementaryStreamDescriptor(objectType: UInt8, streamType: UInt8, bufferSize: UInt32, bitRate: UInt32,
+                                           specificInfo: [UInt8]?) -> [UInt8] {
         var w = BoxWriter()
         w.fullBox("esds") { w in
             w.descriptor(0x03) { w in  // ES_Descriptor
-                w.u16(0)  // ES_ID: 0 in a file; the track ID names the stream
+                w.u16(0)  // ES_ID: 0 in a file (14496-14); the track ID names the stream
                 w.u8(0)  // no dependence, URL or OCR stream; priority 0
                 w.descriptor(0x04) { w in  // DecoderConfigDescriptor
-                    w.u8(0x6C)  // objectTypeIndication: JPEG (ISO/IEC 10918-1)
-                    w.u8(0x04 << 2 | 1)  // streamType visual, not upstream, reserved bit set
-                    w.u24(0)  // bufferSizeDB: not given
-                    w.u32(0)  // maxBitrate
-                    w.u32(0)  // avgBitrate
+                    w.u8(objectType)
+                    w.u8(streamType << 2 | 1)  // not upstream, reserved bit set
+                    w.u24(bufferSize)
+                    w.u32(bitRate)  // maxBitrate
+                    w.u32(bitRate)  // avgBitrate
+                    if let specificInfo { w.descriptor(0x05) { w in w.append(specificInfo) } }  // DecoderSpecificInfo
                 }
                 w.descriptor(0x06) { w in w.u8(2) }  // SLConfigDescriptor: predefined for MP4
             }
@@ -130,28 +135,12 @@ struct MP4SoundSampleEntry: Equatable {
         }
     }
 
-    /// The `esds` box: an ES_Descriptor (ISO/IEC 14496-1) whose decoder configuration names
-    /// MPEG-4 audio and carries the AudioSpecificConfig as it is.
+    /// The `esds` box naming MPEG-4 audio (14496-3) and carrying the AudioSpecificConfig as it is.
     private static func elementaryStreamDescriptor(_ format: AudioFormatDescription) -> [UInt8] {
-        var w = BoxWriter()
-        w.fullBox("esds") { w in
-            w.descriptor(0x03) { w in  // ES_Descriptor
-                w.u16(0)  // ES_ID: 0 in a file (14496-14); the track ID names the stream
-                w.u8(0)  // no dependence, URL or OCR stream; priority 0
-                w.descriptor(0x04) { w in  // DecoderConfigDescriptor
-                    w.u8(0x40)  // objectTypeIndication: MPEG-4 audio (14496-3)
-                    w.u8(0x05 << 2 | 1)  // streamType audio, not upstream, reserved bit set
-                    // The largest AAC frame: 6144 bits a channel (14496-3, 4.5.3.1).
-                    w.u24(UInt32(min(768 * format.channels, 0xFF_FFFF)))
-                    let bitRate = UInt32(clamping: format.bitRate ?? 0)
-                    w.u32(bitRate)  // maxBitrate
-                    w.u32(bitRate)  // avgBitrate
-                    w.descriptor(0x05) { w in w.append(format.magicCookie) }  // DecoderSpecificInfo
-                }
-                w.descriptor(0x06) { w in w.u8(2) }  // SLConfigDescriptor: predefined for MP4
-            }
-        }
-        return w.bytes
+        // The largest AAC frame: 6144 bits a channel (14496-3, 4.5.3.1).
+        MP4Boxes.elementaryStreamDescriptor(objectType: 0x40, streamType: 0x05,
+                                            bufferSize: UInt32(min(768 * format.channels, 0xFF_FFFF)),
+                                            bitRate: UInt32(clamping: format.bitRate ?? 0), specificInfo: format.magicCookie)
     }
 }
 

@@ -153,8 +153,8 @@ public final class MP4Writer: SingleFileOutput {
         if firstDecodeTicks == nil, let format = parameterSets.trackFormat {
             firstDecodeTicks = base
             if metadata.creationTime == nil { metadata.creationTime = Date() }
-            track = MP4Track(id: 1, media: .video(width: format.width, height: format.height, codec: format.codec,
-                                                  avcC: parameterSets.avcC,
+            track = MP4Track(id: 1, media: .video(width: format.width, height: format.height,
+                                                  coding: parameterSets.mp4Coding,
                                                   sampleAspectRatio: parameterSets.sampleAspectRatio),
                              timescale: UInt32(options.timescale), presentationStart: presentation)
             sound?.picturesStart(at: frame.pts)
