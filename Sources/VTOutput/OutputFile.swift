@@ -1,4 +1,5 @@
 import CLinux
+import Synchronization
 import VTCore
 
 #if canImport(Glibc)
@@ -27,6 +28,8 @@ public final class OutputFile {
     private var createdFile = false
     /// Where our bytes start in a regular file (not 0 when standard output is appended to one).
     private var startOffset: off_t = 0
+    /// Where `startWriteback` notes the ranges to write, made at its first call.
+    private var writeback: WritebackRequests?
 
     /// Opens `path` ("-" for standard output). An existing regular file is refused unless
     /// `overwrite`; devices and FIFOs (/dev/null, a named pipe) are written as they are.
@@ -146,16 +149,18 @@ public final class OutputFile {
         if let failure { throw failure }
     }
 
-    /// Starts writing the last `length` bytes appended to the medium, without waiting for it
-    /// (sync_file_range with SYNC_FILE_RANGE_WRITE): a power cut then loses less, and making
-    /// the file durable at the end waits for little more than those bytes. Only a regular
-    /// file; where the file system cannot, the kernel's own writeback does it later.
+    /// Starts writing the last `length` bytes appended to the medium (sync_file_range with
+    /// SYNC_FILE_RANGE_WRITE): a power cut then loses less, and making the file durable at the
+    /// end waits for little more than those bytes. Only a regular file; where the file system
+    /// cannot, the kernel's own writeback does it later.
+    ///
+    /// The call itself runs on another thread (`WritebackRequests`): it does not wait for the
+    /// writing, but it does wait for room in the disk's request queue, which a busy disk (other
+    /// programs' writes, discards of deleted files) can fill for most of a second.
     public func startWriteback(ofLast length: Int64) {
-        guard isRegularFile, length > 0 else { return }
-        let offset = Int64(startOffset) + bytesWritten - length
-        _ = try? systemCall("sync_file_range", descriptor: ownsDescriptor ? .own : .inherited) {
-            vt_start_writeback(fd, offset, length)
-        }
+        guard isRegularFile, length > 0, fd >= 0 else { return }
+        if writeback == nil { writeback = WritebackRequests(duplicating: fd) }
+        writeback?.add(offset: Int64(startOffset) + bytesWritten - length, length: length)
     }
 
     /// Waits until what was written so far is on the medium (fdatasync), so that what is written
@@ -172,6 +177,7 @@ public final class OutputFile {
     /// Closes the output. For a file, the data is handed to the kernel; close reports the
     /// errors some file systems only report there.
     public func close() throws(OutputError) {
+        writeback = nil
         guard ownsDescriptor, fd >= 0 else { return }
         defer {
             fd = -1
@@ -205,6 +211,46 @@ public final class OutputFile {
         case EFBIG: .fileTooLarge(path: path, cutBack: cutBack, unit: unitName)
         case EPIPE: .readerClosed(path: path)
         default: .writeFailed(path: path, errno: code)
+        }
+    }
+}
+
+/// The ranges of one file to start writing to the medium, started on `DiskThread`: the writer
+/// only notes a range, and ranges noted while that thread is busy are started with one call. It holds a descriptor of its own for the file (dup), so the file
+/// can be closed while a range waits; the descriptor is closed once the last range was started
+/// and the file's writer let go of it.
+final class WritebackRequests: Sendable {
+    private struct Pending {
+        var start: Int64
+        var end: Int64
+    }
+
+    private let fd: Int32
+    private let pending = Mutex<Pending?>(nil)
+
+    /// nil when the descriptor cannot be duplicated (then no range is started early).
+    init?(duplicating descriptor: Int32) {
+        guard let copy = try? systemCall("dup", { fcntl(descriptor, F_DUPFD_CLOEXEC, 0) }) else { return nil }
+        fd = copy
+    }
+
+    deinit {
+        try? closeDescriptor(fd)
+    }
+
+    func add(offset: Int64, length: Int64) {
+        let first = pending.withLock { pending -> Bool in
+            guard let noted = pending else {
+                pending = Pending(start: offset, end: offset + length)
+                return true
+            }
+            pending = Pending(start: min(noted.start, offset), end: max(noted.end, offset + length))
+            return false
+        }
+        guard first else { return }
+        DiskThread.shared.run { [self] in
+            guard let range = pending.withLock({ pending in defer { pending = nil }; return pending }) else { return }
+            _ = try? systemCall("sync_file_range") { vt_start_writeback(fd, range.start, range.end - range.start) }
         }
     }
 }

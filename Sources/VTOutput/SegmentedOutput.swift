@@ -18,6 +18,11 @@ import Glibc
 /// With `maxFiles`, only the newest files are kept: starting a file deletes the oldest beyond
 /// that count, never the one being written.
 ///
+/// A file the recording is done with is finished, and an old one deleted, by a `FileFinisher`
+/// on its own thread, since both can wait for the disk; the next file is opened and written at
+/// once. A file that fails to finish ends the recording at the next write, as a failed write
+/// does. `finish` and `abandon` wait for the files handed over.
+///
 /// With sound (`audioSampleRate`), a file is finished only once the sound has passed the
 /// first picture of the next: the sound comes a little after the picture (it is written up to
 /// the pictures already written, and its encoder holds a packet or two), and each file gets the
@@ -30,6 +35,9 @@ public final class SegmentedOutput: MediaOutput {
     public private(set) var paths: [String] = []
 
     private var current: any MediaOutput
+    /// `current` went to the finisher because the next file would not open: this thread no
+    /// longer touches it, and the recording ends.
+    private var currentHandedOver = false
     /// The file before `current`, kept open for the sound up to `boundary` (in samples).
     private var previous: (any MediaOutput)?
     private var boundary: Int64 = 0
@@ -42,20 +50,18 @@ public final class SegmentedOutput: MediaOutput {
     private let preset: String?
     private let maxFiles: Int?
     private let now: () -> Date
-    private let warn: (String) -> Void
+    private let warn: @Sendable (String) -> Void
+    private let finisher = FileFinisher()
     /// Files on disk, oldest first, for `maxFiles`.
     private var kept: [String] = []
-    private var closed = OutputStatistics()
     private var format: VideoFormatDescription?
-    /// Whether every file finished so far was finalized (nil: the kind has nothing to finish).
-    private var closedFinalized: Bool?
 
     /// Opens the first file (segment 0). `policy` nil: one file for the whole recording.
     /// `device` and `preset` fill the template's fields; `now` gives each file's start time;
     /// `warn` reports a file that could not be deleted.
     public init(template: OutputTemplate, policy: SegmentPolicy?, device: String, preset: String? = nil,
                 maxFiles: Int? = nil, firstNumber: Int = 0, now: @escaping () -> Date = Date.init,
-                audioSampleRate: Int? = nil, warn: @escaping (String) -> Void = { _ in },
+                audioSampleRate: Int? = nil, warn: @escaping @Sendable (String) -> Void = { _ in },
                 open: @escaping Open) throws(OutputError) {
         precondition(maxFiles.map { $0 >= 1 } ?? true, "maxFiles must keep at least the file being written")
         self.template = template
@@ -77,13 +83,18 @@ public final class SegmentedOutput: MediaOutput {
     /// The file being written.
     public var currentPath: String { paths[paths.count - 1] }
 
-    public var statistics: OutputStatistics { closed + (previous?.statistics ?? OutputStatistics()) + current.statistics }
+    public var statistics: OutputStatistics {
+        finisher.outcome.statistics + (previous?.statistics ?? OutputStatistics())
+            + (currentHandedOver ? OutputStatistics() : current.statistics)
+    }
     /// Bytes in the file being written.
     public var segmentBytesWritten: Int64 { current.statistics.bytes }
-    public var unusedFile: String? { current.unusedFile }
+    public var unusedFile: String? { currentHandedOver ? nil : current.unusedFile }
     public var finalized: Bool? {
-        guard let now = current.finalized else { return closedFinalized }
-        return now && (closedFinalized ?? true)
+        // The files handed to the finisher count once it has finished them.
+        let finished = finisher.outcome.finalized
+        guard !currentHandedOver, let now = current.finalized else { return finished }
+        return now && (finished ?? true)
     }
 
     public func requiresKeyFrame(for token: FrameToken, at pts: MediaTime) -> Bool {
@@ -96,21 +107,25 @@ public final class SegmentedOutput: MediaOutput {
     }
 
     public func write(_ frame: EncodedFrame) throws(OutputError) {
+        try finisher.check()
         if boundaries?.switchesFile(before: frame) == true { try startNextSegment(at: frame.pts) }
         try current.write(frame)
         boundaries?.written(segmentBytes: current.statistics.bytes)
     }
 
     public func writeAudio(_ packet: EncodedAudioPacket) throws(OutputError) {
+        try finisher.check()
         if let previous {
             if packet.pts < boundary { return try previous.writeAudio(packet) }
-            try finishPrevious()
+            finishPrevious()
         }
         try current.writeAudio(packet)
     }
 
     public func finish(keepEmpty: Bool) throws(OutputError) {
-        try finishPrevious()
+        finishPrevious()
+        try finisher.wait()
+        guard !currentHandedOver else { return }
         let empty = current.unusedFile != nil
         try current.finish(keepEmpty: keepEmpty)
         if empty && !keepEmpty { forgetCurrent() }
@@ -121,6 +136,9 @@ public final class SegmentedOutput: MediaOutput {
     public func abandon() {
         previous?.abandon()
         previous = nil
+        // The files finished before stay whole: the process may end once this returns.
+        try? finisher.wait()
+        guard !currentHandedOver else { return }
         let empty = current.unusedFile != nil
         current.abandon()
         if empty { forgetCurrent() }
@@ -132,17 +150,23 @@ public final class SegmentedOutput: MediaOutput {
     /// current file open for the sound before it.
     public func startNextSegment(at start: MediaTime? = nil) throws(OutputError) {
         let path = template.expand(.init(date: now(), device: device, preset: preset, segment: firstNumber + paths.count))
-        try finishPrevious()
+        finishPrevious()
         let keepForSound = audioSampleRate != nil && start != nil
-        if !keepForSound { try current.finish(keepEmpty: true) }
-        // Counted once the next file is open: until then the finished one still holds them.
-        let next = try open(path)
+        let next: any MediaOutput
+        do throws(OutputError) {
+            next = try open(path)
+        } catch {
+            // The recording ends here; the file it was writing is finished all the same.
+            finisher.finish(current)
+            currentHandedOver = true
+            throw error
+        }
         if let format { try next.writeHeader(format) }
         if let rate = audioSampleRate, let start, keepForSound {
             previous = current
             boundary = start.ticks(since: .zero, timescale: Int32(rate))
         } else {
-            close(current)
+            finisher.finish(current)
         }
         current = next
         paths.append(path)
@@ -150,18 +174,17 @@ public final class SegmentedOutput: MediaOutput {
         deleteOldest()
     }
 
-    /// The file kept open for its sound is finished.
-    private func finishPrevious() throws(OutputError) {
-        guard let previous else { return }
-        self.previous = nil
-        try previous.finish(keepEmpty: true)
-        close(previous)
+    /// Waits until the files the recording is done with are finished and the ones beyond
+    /// `maxFiles` deleted, and throws the first failure among them.
+    public func waitForFinishedFiles() throws(OutputError) {
+        try finisher.wait()
     }
 
-    /// Counts a finished file's frames and whether it was finalized.
-    private func close(_ output: any MediaOutput) {
-        closed = closed + output.statistics
-        if let done = output.finalized { closedFinalized = done && (closedFinalized ?? true) }
+    /// The file kept open for its sound is done with.
+    private func finishPrevious() {
+        guard let previous else { return }
+        self.previous = nil
+        finisher.finish(previous)
     }
 
     /// The file being written was removed: it is no longer one of the recording's files.
@@ -174,12 +197,9 @@ public final class SegmentedOutput: MediaOutput {
         guard let maxFiles else { return }
         while kept.count > maxFiles {
             let oldest = kept.removeFirst()
-            // Someone else removing it first is what was wanted anyway.
-            do {
-                try systemCall("unlink") { unlink(oldest) }
-            } catch where error.errno != ENOENT {
+            finisher.delete(oldest) { [warn] error in
                 warn("could not delete \(oldest) to keep the newest \(maxFiles) files: \(error.reason); it stays")
-            } catch {}
+            }
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import VTCore
 import VTOutput
@@ -22,7 +23,7 @@ import Glibc
     /// Raw streams in each file, as the recorder makes them.
     static func segmented(template: OutputTemplate, device: String, preset: String? = nil, overwrite: Bool,
                           maxFiles: Int? = nil, now: @escaping () -> Date = Date.init,
-                          warn: @escaping (String) -> Void = { _ in }) throws(OutputError) -> SegmentedOutput {
+                          warn: @escaping @Sendable (String) -> Void = { _ in }) throws(OutputError) -> SegmentedOutput {
         try SegmentedOutput(template: template, policy: nil, device: device, preset: preset, maxFiles: maxFiles,
                             now: now, warn: warn) { path throws(OutputError) in
             try AnnexBWriter(path: path, overwrite: overwrite)
@@ -102,13 +103,16 @@ import Glibc
                                        maxFiles: 2)
         try writer.write(Self.key(0), format: Self.format)
         try writer.startNextSegment()
+        try writer.waitForFinishedFiles()
         #expect(try Self.names(dir) == ["0.h264", "1.h264"])
         try writer.startNextSegment()
+        try writer.waitForFinishedFiles()
         #expect(try Self.names(dir) == ["1.h264", "2.h264"])
         // Gone already: nothing to say about it.
         unlink(dir.path + "/2.h264")
         try writer.startNextSegment()
         try writer.startNextSegment()
+        try writer.waitForFinishedFiles()
         #expect(try Self.names(dir) == ["3.h264", "4.h264"])
         #expect(writer.paths.count == 5)
         try writer.finish(keepEmpty: true)
@@ -116,6 +120,7 @@ import Glibc
         let one = try Self.segmented(template: OutputTemplate(dir.path + "/one-{n}.h264"), device: "d", overwrite: false,
                                     maxFiles: 1)
         try one.startNextSegment()
+        try one.waitForFinishedFiles()
         #expect(try Self.names(dir).filter { $0.hasPrefix("one-") } == ["one-1.h264"])
     }
 
@@ -161,8 +166,9 @@ private final class FixedTimes {
     func next() -> Date { times.removeFirst() }
 }
 
-/// Collects the writer's warnings.
-private final class Warnings {
-    private(set) var lines: [String] = []
-    func add(_ line: String) { lines.append(line) }
+/// Collects the writer's warnings, which come from the thread that deletes files.
+private final class Warnings: Sendable {
+    private let collected = Mutex<[String]>([])
+    var lines: [String] { collected.withLock { $0 } }
+    func add(_ line: String) { collected.withLock { $0.append(line) } }
 }
