@@ -16,7 +16,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 FAMILIES = ("encode", "overhead", "conversion", "live", "finalize", "decode", "thumbnail", "sound", "publish",
-            "events", "motion", "http")
+            "events", "motion", "http", "copy")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -183,6 +183,16 @@ def targets(results):
                             f"fragments on disk (file read every 2 ms), median of {len(trig['runs'])} run(s); first "
                             f"byte {trig['first_byte_ms']:.0f} ms, first picture ffprobe decodes "
                             f"{trig['playable_ms']:.0f} ms"))
+    copied = results.get("copy")
+    if copied:
+        found.append(target("--encoder copy vs ffmpeg -c copy", "≤ 1.00×", round(copied["ratio_vs_ffmpeg"], 3),
+                            copied["ratio_vs_ffmpeg"] <= 1.0,
+                            f"1080p30 MJPEG, median share of a core over {copied['runs']} interleaved pair(s): vtrecord "
+                            f"{copied['vtrecord_cpu_percent']:.2f} %, ffmpeg {copied['ffmpeg_cpu_percent']:.2f} %, "
+                            f"the fake camera alone {copied['fake_camera_cpu_percent']:.2f} % of each"))
+        found.append(target("--encoder copy's own share at 1080p30", "< 3 % of a core",
+                            f"{copied['vtrecord_own_percent']:.2f} %", copied["vtrecord_own_percent"] < 3.0,
+                            "vtrecord's process less the fake camera's own work (v4l2-ctl streaming the same format)"))
     motion = results.get("motion")
     if motion:
         full_hd = next(r for r in motion if r["size"] == "1080p")
@@ -383,6 +393,13 @@ def print_tables(results):
         print("Motion detection, share of a core: " + "; ".join(
             f"{r['size']}{r['fps']} vtrecord {r['detector_percent']:.2f} %, Motion {r['motion_daemon_percent']:.1f} % "
             f"(ratio {r['ratio_vs_motion']:.3f})" for r in motion))
+        print()
+    copied = results.get("copy")
+    if copied:
+        print(f"Storing a 1080p30 MJPEG camera as it sends it, share of a core: vtrecord --encoder copy "
+              f"{copied['vtrecord_cpu_percent']:.2f} % ({copied['vtrecord_own_percent']:.2f} % its own), ffmpeg -c copy "
+              f"{copied['ffmpeg_cpu_percent']:.2f} % ({copied['ffmpeg_own_percent']:.2f} %), the fake camera "
+              f"{copied['fake_camera_cpu_percent']:.2f} %")
         print()
     print("Targets")
     for t in results["targets"]:

@@ -2,7 +2,8 @@
 """make bench: vtrecord's speed against the tools people would use instead, with numbers from
 one run. Prints a table and writes results.json and results.png (under bench/ by default).
 
-Families (FAMILIES=encode,overhead,conversion,live,finalize,decode,thumbnail,sound,publish,events,motion,http picks some):
+Families (FAMILIES=encode,overhead,conversion,live,finalize,decode,thumbnail,sound,publish,events,motion,http,copy
+picks some):
   encode      file input, identical x264 settings: vtrecord, x264 CLI, ffmpeg, GStreamer (encode.py)
   overhead    instructions outside libx264, callgrind (overhead.py)
   conversion  YUYV→I420 vs memcpy and MJPEG decode per 1080p picture (conversion.py)
@@ -24,6 +25,8 @@ Families (FAMILIES=encode,overhead,conversion,live,finalize,decode,thumbnail,sou
   http        --http: glass-to-glass delay in Chromium (MSE, the live view's own encode, MJPEG) and
               through ffmpeg (LL-HLS), against ustreamer for MJPEG; CPU per MJPEG viewer against
               ustreamer and per H.264 viewer at 1080p30 8 Mbit/s (httpview.py)
+  copy        --encoder copy of a 1080p30 MJPEG camera against ffmpeg -c copy: CPU, with the fake
+              camera's own share measured apart (camera_copy.py)
 
 Knobs (environment; make passes its variables): QUICK=1 (1 run, 30 frames, 5 s live, results to
 bench/quick-results.*), RUNS (5), FRAMES (300), DURATION (live seconds, 60), NOISE (camera-like
@@ -40,6 +43,7 @@ import shutil
 import subprocess
 import sys
 
+import camera_copy
 import conversion
 import decode
 import encode
@@ -179,6 +183,8 @@ def main():
             results["motion"] = motion.bench(knobs)
         if "http" in knobs.families:
             results["http"] = httpview.bench(knobs)
+        if "copy" in knobs.families:
+            results["copy"] = camera_copy.bench(knobs)
     except ToolFailed as failure:
         print(f"bench: {failure}", file=sys.stderr)
         return 1

@@ -35,8 +35,9 @@ public struct CaptureFormat: Sendable, Equatable {
 /// owner lets go of it: after it is encoded, when it is dropped at the queue, displaced on
 /// the frame grid, past a limit, or on an error path that unwinds past it.
 public struct CapturedFrame: ~Copyable, Sendable {
-    /// The picture's lease, held as long as the frame is.
-    public let picture: PixelBufferLease
+    /// The picture's lease, held as long as the frame is; nil for a frame kept only as the
+    /// camera compressed it (`--encoder copy`), which nothing decodes.
+    public let picture: PixelBufferLease?
     /// Presentation time relative to the first frame.
     public var pts: MediaTime
     /// Capture counter as the source numbers frames (V4L2 `sequence`, Y4M frame index).
@@ -51,9 +52,11 @@ public struct CapturedFrame: ~Copyable, Sendable {
     /// driver delivered them), when the source was asked to keep it; nil otherwise.
     public var compressed: [UInt8]?
 
-    public init(_ picture: consuming PixelBufferLease, pts: MediaTime, sequence: UInt64, captureTime: Int64? = nil,
-                isDiscontinuity: Bool = false, compressed: [UInt8]? = nil) {
-        self.picture = picture
+    /// A frame as the camera compressed it, without a picture.
+    public init(compressed: [UInt8], pts: MediaTime, sequence: UInt64, captureTime: Int64? = nil,
+                isDiscontinuity: Bool = false) {
+        picture = nil
+        buffer = nil
         self.pts = pts
         self.sequence = sequence
         self.captureTime = captureTime
@@ -61,8 +64,19 @@ public struct CapturedFrame: ~Copyable, Sendable {
         self.compressed = compressed
     }
 
-    /// The picture, for reading while the frame is held.
-    public var buffer: PixelBuffer { picture.buffer }
+    public init(_ picture: consuming PixelBufferLease, pts: MediaTime, sequence: UInt64, captureTime: Int64? = nil,
+                isDiscontinuity: Bool = false, compressed: [UInt8]? = nil) {
+        buffer = picture.buffer
+        self.picture = .some(picture)
+        self.pts = pts
+        self.sequence = sequence
+        self.captureTime = captureTime
+        self.isDiscontinuity = isDiscontinuity
+        self.compressed = compressed
+    }
+
+    /// The picture, for reading while the frame is held; nil for a frame kept only compressed.
+    public let buffer: PixelBuffer?
 }
 
 /// Where frames come from: a camera, a Y4M file or stream, the built-in test pattern.

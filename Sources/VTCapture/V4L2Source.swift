@@ -37,6 +37,8 @@ public final class V4L2Source: CaptureSource {
     /// Each Motion-JPEG frame also carries the camera's own bytes (`CapturedFrame.compressed`):
     /// a still is written as the camera made it. Off for recording, which only needs pictures.
     let keepsCompressed: Bool
+    /// `--encoder copy`: each frame is the camera's JPEG alone, checked but never decoded.
+    let keepsOnlyCompressed: Bool
     let interrupt = SourceInterrupt()
     private let reader: Mutex<Reader>
     let counters = Mutex(CaptureStatistics())
@@ -79,9 +81,13 @@ public final class V4L2Source: CaptureSource {
     /// `strict`: a format, size or rate other than the asked one is an error instead of a
     /// notice. `controls` are set after the format and rate (S_FMT may reset some), in order.
     /// `keepCompressed`: Motion-JPEG frames carry the camera's JPEG as well as the picture.
+    /// `onlyCompressed` (`--encoder copy`): they carry the JPEG alone, checked by its markers
+    /// and size (`JPEGFrameCheck`) and never decoded; a camera that does not send Motion JPEG
+    /// is refused.
     public init(path: String, request: CameraRequest, bufferCount: Int = 8, depth: PipelineDepth = PipelineDepth(),
                 strict: Bool = false,
                 reconnect: Bool = false, controls: [ControlSetting] = [], keepCompressed: Bool = false,
+                onlyCompressed: Bool = false,
                 logger: Logger = Logger(label: "vtrecord.capture")) throws(CaptureError) {
         let device = try V4L2Device(path: path)
         let offered = try device.enumerateFormats()
@@ -96,6 +102,10 @@ public final class V4L2Source: CaptureSource {
         }
         guard image.width >= 16, image.height >= 16, image.width % 2 == 0, image.height % 2 == 0 else {
             throw .unsupportedDeviceFormat(path: path, detail: "the driver chose \(image.width)x\(image.height); H.264 4:2:0 needs even sizes of at least 16")
+        }
+        if onlyCompressed && cameraFormat != .mjpeg {
+            throw .unsupportedDeviceFormat(path: path, detail: "--encoder copy stores the camera's own MJPEG frames, and it sends "
+                + "\(cameraFormat.rawValue) (ask for --format mjpeg, or record with another --encoder)")
         }
         let askedRate = request.frameRate ?? choice.frameRate
         let rate = try device.setFrameRate(askedRate) ?? askedRate
@@ -120,6 +130,7 @@ public final class V4L2Source: CaptureSource {
         self.reconnects = reconnect
         self.controls = controls
         self.keepsCompressed = keepCompressed
+        keepsOnlyCompressed = onlyCompressed
         zeroCopy = Self.canPassWithoutCopy(cameraFormat, image, ring)
         format = CaptureFormat(pixelFormat: zeroCopy ? cameraFormat.deliveredPixelFormat : .i420,
                                width: image.width, height: image.height, frameRate: rate,
@@ -253,6 +264,18 @@ public final class V4L2Source: CaptureSource {
             return rejected("the driver flagged frame \(sequence) as damaged")
         }
         let stream = reader.stream
+        if keepsOnlyCompressed {
+            let bytes = UnsafeRawBufferPointer(start: filled.bytes, count: filled.bytesUsed)
+            if let problem = JPEGFrameCheck.problem(bytes, width: stream.image.width, height: stream.image.height) {
+                return rejected("frame \(sequence): \(problem)")
+            }
+            let jpeg = Array(bytes)
+            let relative = presentationTime(timestamp, &reader)
+            defer { reader.discontinuity = false }
+            return CapturedFrame(compressed: jpeg, pts: MediaTime(value: relative / 1_000, timescale: 1_000_000),
+                                 sequence: UInt64(sequence), captureTime: timestamp,
+                                 isDiscontinuity: reader.discontinuity)
+        }
         let picture: PixelBufferLease
         var compressed: [UInt8]?
         if zeroCopy && stream.ring.buffersWithDriver >= Self.leaseFloor(buffers: stream.ring.mappings.count) {

@@ -33,6 +33,14 @@ public protocol CompressionSession: AnyObject {
     /// `token` comes back on the `EncodedFrame` made of this picture (`sourceFrameRefcon`).
     func encode(_ buffer: PixelBuffer, pts: MediaTime, forceKeyFrame: Bool, token: FrameToken) throws
 
+    /// Whether the session takes the source's frames as the camera compressed them
+    /// (`--encoder copy`): then the recorder calls `pass` instead of `encode`.
+    var takesCompressedFrames: Bool { get }
+
+    /// Hands on one frame as the camera compressed it, for a session that
+    /// `takesCompressedFrames`; `token` comes back on the `EncodedFrame`, as with `encode`.
+    func pass(_ compressed: [UInt8], pts: MediaTime, forceKeyFrame: Bool, token: FrameToken) throws
+
     /// Emits every delayed frame (`VTCompressionSessionCompleteFrames`): nothing is lost on a
     /// clean stop.
     func completeFrames() throws
@@ -73,6 +81,10 @@ public protocol CompressionSession: AnyObject {
 }
 
 extension CompressionSession {
+    public var takesCompressedFrames: Bool { false }
+    public func pass(_ compressed: [UInt8], pts: MediaTime, forceKeyFrame: Bool, token: FrameToken) throws {
+        preconditionFailure("\(encoderName) encodes pictures; it takes no compressed frames")
+    }
     public var speedSteps: [String] { [] }
     public var speedChangePending: Bool { false }
     public var newEncoderFromSpeedStep: Int? { nil }

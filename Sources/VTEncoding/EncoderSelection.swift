@@ -4,9 +4,10 @@ import VTCore
 import VTVAAPI
 
 /// `--encoder`: VideoToolbox's encoder specification. auto prefers the hardware encoder when it
-/// can do what the settings ask; vaapi requires it; x264 never looks for it.
+/// can do what the settings ask; vaapi requires it; x264 never looks for it; copy encodes
+/// nothing and stores a camera's own Motion-JPEG frames.
 public enum EncoderChoice: String, Sendable, CaseIterable {
-    case auto, vaapi, x264
+    case auto, vaapi, x264, copy
 }
 
 /// Which encoder a recording uses, decided before anything is created on disk.
@@ -14,6 +15,8 @@ public struct EncoderSelection: Sendable {
     public enum Encoder: Sendable {
         case x264
         case vaapi(VAAPIPlan)
+        /// The camera's frames as it compressed them (`MJPEGCopySession`).
+        case copy
     }
 
     public let choice: EncoderChoice
@@ -29,6 +32,7 @@ public struct EncoderSelection: Sendable {
     public static func select(_ choice: EncoderChoice, vaDevice: String?, settings: EncoderSettings,
                               width: Int, height: Int) throws(EncoderError) -> EncoderSelection {
         if choice == .x264 { return EncoderSelection(choice: choice, encoder: .x264, notices: []) }
+        if choice == .copy { return EncoderSelection(choice: choice, encoder: .copy, notices: []) }
         let candidates = vaDevice.map { [$0] } ?? VADevice.renderNodes()
         var reasons: [String] = []
         if candidates.isEmpty {
@@ -58,6 +62,7 @@ public struct EncoderSelection: Sendable {
         switch encoder {
         case .x264: "x264"
         case .vaapi: "vaapi"
+        case .copy: "copy"
         }
     }
 
@@ -77,6 +82,8 @@ public struct EncoderSelection: Sendable {
             let hardware = try VAAPISession(plan: plan, width: width, height: height, settings: settings, output: output)
             guard choice == .auto else { return hardware }
             return FallbackSession(hardware, fallback: software, notice: notice)
+        case .copy:
+            return MJPEGCopySession(width: width, height: height, settings: settings, output: output)
         }
     }
 }

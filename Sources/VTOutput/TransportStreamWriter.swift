@@ -68,6 +68,9 @@ public final class TransportStreamWriter: SingleFileOutput {
 
     public func writeHeader(_ format: VideoFormatDescription) throws(OutputError) {
         guard format != self.format else { return }
+        guard format.codec == .h264 else {
+            throw .muxer(path: file.path, reason: "carries H.264 only, not \(format.codec.rawValue): write Motion JPEG to .mkv or .mp4")
+        }
         self.format = format
     }
 

@@ -47,15 +47,16 @@ final class MotionStage: RecordingStage {
     func encoded(_ frame: inout CapturedFrame?) {
         guard let taken = frame.take() else { return }
         // The detector reads 8-bit luma from plane 0: packed pictures are not watched (the
-        // pipeline converts a camera's YUYV before the encoder, so none come here today).
-        guard taken.buffer.format == .i420 || taken.buffer.format == .nv12 else {
+        // pipeline converts a camera's YUYV before the encoder, so none come here today), nor
+        // frames kept only compressed (`--encoder copy`, which refuses --motion).
+        guard let picture = taken.buffer, picture.format == .i420 || picture.format == .nv12 else {
             frame = consume taken
             return
         }
         // A camera that came back may be pointed elsewhere: its first picture is the scene.
         if taken.isDiscontinuity { detector.forgetScene() }
         let started = Self.threadCPUNanoseconds()
-        let observation = detector.analyze(taken.buffer)
+        let observation = detector.analyze(picture)
         statistics.cpuSeconds += Double(Self.threadCPUNanoseconds() - started) / 1e9
         recent.append(taken.captureTime ?? MonotonicClock.nanoseconds())
         if recent.count > detector.settings.framesToStart { recent.removeFirst() }

@@ -285,7 +285,7 @@ public final class Recorder {
             retime(&frame)
             // Past a limit, what is still queued is not wanted.
             guard limitHit == nil else { continue }
-            try submit(frame.buffer, pts: frame.pts, shownAt: frame.pts, captureTime: frame.captureTime,
+            try submit(frame, pts: frame.pts, shownAt: frame.pts, captureTime: frame.captureTime,
                        keyFrame: frame.isDiscontinuity, session: session)
             if limitHit == nil { encoded(frame) }
         }
@@ -335,16 +335,17 @@ public final class Recorder {
             let first = slot == emission.slots.lowerBound
             // The log keeps a picture's own capture time; a repeat is shown at its slot.
             let pts = grid.time(ofSlot: slot)
-            try submit(emission.frame.buffer, pts: pts, shownAt: first ? emission.frame.pts : pts,
+            try submit(emission.frame, pts: pts, shownAt: first ? emission.frame.pts : pts,
                        captureTime: first ? emission.frame.captureTime : nil,
                        keyFrame: first && emission.frame.isDiscontinuity, session: session)
             if !first && limitHit == nil { framesDuplicated += 1 }
         }
     }
 
-    /// Hands one picture to the encoder at `pts`, unless a limit is reached first (then capture
-    /// stops and nothing more is encoded). The caller keeps the frame.
-    private func submit(_ buffer: PixelBuffer, pts: MediaTime, shownAt: MediaTime, captureTime: Int64?,
+    /// Hands one frame to the encoder at `pts` (its picture, or the camera's compressed frame
+    /// to a session that takes those), unless a limit is reached first (then capture stops and
+    /// nothing more is encoded). The caller keeps the frame.
+    private func submit(_ frame: borrowing CapturedFrame, pts: MediaTime, shownAt: MediaTime, captureTime: Int64?,
                         keyFrame: Bool, session: any CompressionSession) throws {
         if let reason = limitReached(at: pts) {
             limitHit = reason
@@ -361,7 +362,13 @@ public final class Recorder {
         decodeTimes?.arrived(pts)
         let encodeStarted = MonotonicClock.nanoseconds()
         writingInEncode = 0
-        try session.encode(buffer, pts: pts, forceKeyFrame: keyFrame || outputWantsKey, token: token)
+        if session.takesCompressedFrames {
+            guard let compressed = frame.compressed else { preconditionFailure("the source keeps no compressed frames") }
+            try session.pass(compressed, pts: pts, forceKeyFrame: keyFrame || outputWantsKey, token: token)
+        } else {
+            guard let picture = frame.buffer else { preconditionFailure("the source delivers no pictures") }
+            try session.encode(picture, pts: pts, forceKeyFrame: keyFrame || outputWantsKey, token: token)
+        }
         longestEncode = max(longestEncode, MonotonicClock.nanoseconds() - encodeStarted - writingInEncode)
         framesSubmitted += 1
         for stage in stages {

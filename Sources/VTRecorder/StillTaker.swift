@@ -97,8 +97,10 @@ public final class StillTaker: Sendable {
     public var statistics: Statistics { slot.withLock { $0.statistics } }
 
     /// From the encoder thread, each frame after it was encoded: kept for a still when one is
-    /// due and the still thread is free, else let go at once.
+    /// due and the still thread is free, else let go at once. A frame kept only compressed
+    /// (`--encoder copy`) has no picture to make a still of.
     func offer(_ frame: consuming CapturedFrame) {
+        guard frame.buffer != nil else { return }
         let seconds = frame.pts.seconds
         var handed: CapturedFrame? = consume frame
         let accepted = slot.withLock { slot -> Bool in
@@ -140,10 +142,10 @@ public final class StillTaker: Sendable {
                 next = slot.pending.take()
                 return (slot.finished, slot.periodicDue, slot.answering)
             }
-            if let frame = next {
+            if let frame = next, let picture = frame.buffer {
                 var failure: (any Error)?
-                if periodic { failure = still(of: frame.buffer, take) }
-                for request in answering { request.answer(still(of: frame.buffer, request.take)) }
+                if periodic { failure = still(of: picture, take) }
+                for request in answering { request.answer(still(of: picture, request.take)) }
                 // The frame is let go before the thread waits again.
                 _ = consume frame
                 let failures = slot.withLock { slot -> Int in

@@ -47,6 +47,7 @@ extension VTRecord {
                                   + "and --events without -o keeps only the clips: add -o for a continuous recording")
         }
         try sound.validateSound()
+        try validateCopy()
         do throws(UsageError) {
             var settings = encoder.settings()
             settings.frameRate = input.fps?.rate ?? settings.frameRate
@@ -103,8 +104,10 @@ extension VTRecord {
         let timing = input.timing(for: container)
         // The frames the pipeline can hold, which the source's buffer pools are sized for.
         var settings = encoder.settings()
-        // A camera adapts unless told otherwise; a file or the pattern only when told to.
-        let realTime = settings.realTime ?? (input.input == nil && !input.testPattern ? .adaptive : .off)
+        // A camera adapts unless told otherwise (or its frames are copied, which takes no
+        // encoding to adapt); a file or the pattern only when told to.
+        let fromCamera = input.input == nil && !input.testPattern
+        let realTime = settings.realTime ?? (fromCamera ? (encoder.encoder == .copy ? .drop : .adaptive) : .off)
         let depth = PipelineDepth(queue: realTime == .adaptive ? PipelineDepth.adaptiveQueue : PipelineDepth.defaultQueue,
                                   holdsGridFrame: timing == .cfr,
                                   holdsStill: output.snapshot != nil || events.controlSocket != nil || http.http != nil,
@@ -388,10 +391,14 @@ extension VTRecord {
             guard input.device != nil || FileManager.default.fileExists(atPath: DeviceOption.defaultPath) else {
                 throw NoDefaultCamera()
             }
-            let request = CameraRequest(format: input.format.pixelFormat, size: input.size, frameRate: input.fps?.rate)
+            // --encoder copy keeps the camera's MJPEG, so that is what it asks for.
+            let copies = encoder.encoder == .copy
+            let request = CameraRequest(format: input.format.pixelFormat ?? (copies ? .mjpeg : nil), size: input.size,
+                                        frameRate: input.fps?.rate)
             return try V4L2Source(path: input.camera.path, request: request, bufferCount: input.buffers, depth: depth,
                                   strict: input.strictFormat, reconnect: input.reconnect,
-                                  controls: input.controls, keepCompressed: http.http != nil, logger: logger)
+                                  controls: input.controls, keepCompressed: http.http != nil, onlyCompressed: copies,
+                                  logger: logger)
         }
         let size = input.size ?? FrameSize(width: 1280, height: 720)
         let rate = input.fps?.rate ?? .fps30

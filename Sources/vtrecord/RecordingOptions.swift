@@ -263,7 +263,7 @@ struct OutputOptions: ParsableArguments {
 }
 
 struct EncoderOptions: ParsableArguments {
-    @Option(name: .long, help: "Encoder: auto (default: VA-API hardware when a device can encode with these settings, else x264, saying which and why), vaapi (hardware or exit 4), x264.")
+    @Option(name: .long, help: "Encoder: auto (default: VA-API hardware when a device can encode with these settings, else x264, saying which and why), vaapi (hardware or exit 4), x264, copy (no encoding: store a camera's own MJPEG frames in .mkv or .mp4).")
     var encoder: EncoderChoice = .auto
 
     @OptionGroup var vaDeviceOption: VADeviceOption

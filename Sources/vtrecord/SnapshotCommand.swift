@@ -152,7 +152,8 @@ struct Snapshot: ParsableCommand {
                 continue
             }
             if let jpeg = frame.compressed { return (jpeg, frame.sequence, true) }
-            let bytes = try Pictures.still(frame.buffer, fullRange: source.format.fullRange == true, quality: quality)
+            guard let picture = frame.buffer else { preconditionFailure("the camera was opened for pictures") }
+            let bytes = try Pictures.still(picture, fullRange: source.format.fullRange == true, quality: quality)
             return (bytes, frame.sequence, false)
         }
         throw StoppedBeforePicture()

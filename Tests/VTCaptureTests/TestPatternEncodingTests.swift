@@ -17,7 +17,7 @@ struct TestPatternEncodingTests {
         var writer = Y4MWriter(width: width, height: height, frameRate: rate)
         for _ in 0..<Self.frames {
             let frame = try requireFrame(source.nextFrame())
-            writer.append(frame.buffer)
+            writer.append(frame.buffer!)
             _ = consume frame
         }
         let input = dir.path("pattern.y4m")

@@ -24,7 +24,7 @@ struct TestPatternSourceTests {
             let frame = try requireFrame(source.nextFrame())
             #expect(frame.sequence == UInt64(n))
             #expect(frame.pts == MediaTime(value: Int64(n), timescale: 30))
-            #expect(frameNumber(in: frame.buffer) == n)
+            #expect(frameNumber(in: frame.buffer!) == n)
             _ = consume frame
         }
         #expect(source.statistics == CaptureStatistics())
@@ -83,7 +83,7 @@ struct TestPatternSourceTests {
         var previous: [UInt8]?
         for n in 0..<10 {
             let frame = try requireFrame(source.nextFrame())
-            let picture = pictureBytes(frame.buffer)
+            let picture = pictureBytes(frame.buffer!)
             _ = consume frame
             // Below the code band, so only the scene counts, not the code changing.
             let scene = Array(picture[(band * width)..<(width * height)])
@@ -151,7 +151,7 @@ struct LiveTestPatternTests {
         for _ in 0..<10 {
             let frame = try requireFrame(source.nextFrame())
             sequences.append(frame.sequence)
-            #expect(frameNumber(in: frame.buffer) == Int(frame.sequence))
+            #expect(frameNumber(in: frame.buffer!) == Int(frame.sequence))
             _ = consume frame
         }
         let elapsed = ContinuousClock.now - start
@@ -180,7 +180,7 @@ struct LiveTestPatternTests {
         let frame = try requireFrame(source.nextFrame())
         #expect(frame.sequence >= 5, "frames kept coming due for 100 ms with no buffer to paint into")
         #expect(source.statistics.droppedBySource == Int(frame.sequence) - 2)
-        #expect(frameNumber(in: frame.buffer) == Int(frame.sequence))
+        #expect(frameNumber(in: frame.buffer!) == Int(frame.sequence))
         _ = consume frame
         _ = consume kept
     }

@@ -72,7 +72,7 @@ import VTTestSupport
                 var frames = 0
                 while let frame = try source.nextFrame() {
                     frames += 1
-                    if pictureBytes(frame.buffer).count != size { return "frame \(frames) is not \(size) bytes" }
+                    if pictureBytes(frame.buffer!).count != size { return "frame \(frames) is not \(size) bytes" }
                     if frames > input.count { return "more frames than bytes: the reader does not stop" }
                 }
             } catch {

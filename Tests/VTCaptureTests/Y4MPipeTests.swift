@@ -14,7 +14,7 @@ struct Y4MPipeTests {
     private func collect(_ source: Y4MSource) throws -> [[UInt8]] {
         var pictures: [[UInt8]] = []
         while let frame = try source.nextFrame() {
-            pictures.append(pictureBytes(frame.buffer))
+            pictures.append(pictureBytes(frame.buffer!))
             _ = consume frame
         }
         return pictures
@@ -150,7 +150,7 @@ struct Y4MPipeTests {
         let first = try requireFrame(try source.nextFrame())
         let second = try requireFrame(try source.nextFrame())
         // Mapped pictures are not the pool's buffers, which own their memory.
-        #expect((first.buffer.contiguousBytes == nil) == !throughFIFO)
+        #expect((first.buffer!.contiguousBytes == nil) == !throughFIFO)
 
         let delivered = DispatchSemaphore(value: 0)
         let third = Mutex<CapturedFrame?>(nil)
@@ -167,11 +167,11 @@ struct Y4MPipeTests {
         let frame = try requireFrame(third.withLock { $0.take() })
         #expect(frame.sequence == 2)
         if throughFIFO { #expect(frame.buffer === firstBuffer) }
-        #expect(pictureBytes(frame.buffer) == Y4MSourceStreamTests.picture(2, size: Self.pictureSize))
+        #expect(pictureBytes(frame.buffer!) == Y4MSourceStreamTests.picture(2, size: Self.pictureSize))
         _ = consume frame
         _ = consume second
         let last = try requireFrame(try source.nextFrame())
-        #expect(pictureBytes(last.buffer) == Y4MSourceStreamTests.picture(3, size: Self.pictureSize))
+        #expect(pictureBytes(last.buffer!) == Y4MSourceStreamTests.picture(3, size: Self.pictureSize))
         _ = consume last
         #expect(try noFrame { try source.nextFrame() })
         written.wait()

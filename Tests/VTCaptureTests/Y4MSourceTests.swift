@@ -24,7 +24,7 @@ struct Y4MSourceFFmpegTests {
         var pictures: [[UInt8]] = []
         while let frame = try source.nextFrame() {
             #expect(frame.sequence == UInt64(pictures.count))
-            pictures.append(pictureBytes(frame.buffer))
+            pictures.append(pictureBytes(frame.buffer!))
             _ = consume frame
         }
         return pictures
@@ -80,7 +80,7 @@ struct Y4MSourceFFmpegTests {
         let luma = try ffmpeg(["-i", path, "-f", "rawvideo", "-pix_fmt", "gray", "-"]).pictures(ofSize: 96 * 64)
         var count = 0
         while let frame = try source.nextFrame() {
-            let bytes = pictureBytes(frame.buffer)
+            let bytes = pictureBytes(frame.buffer!)
             #expect(Array(bytes[..<(96 * 64)]) == luma[count])
             #expect(bytes[(96 * 64)...].allSatisfy { $0 == 128 })
             _ = consume frame
@@ -147,9 +147,9 @@ struct Y4MSourceStreamTests {
         #expect(source.format.fullRange == nil)
         for n in 0..<3 {
             let frame = try requireFrame(try source.nextFrame())
-            #expect(pictureBytes(frame.buffer) == Self.picture(n, size: size))
-            #expect(frame.buffer.planes.map(\.rowBytes) == [33, 17, 17])
-            #expect(frame.buffer.planes.map(\.rows) == [17, 9, 9])
+            #expect(pictureBytes(frame.buffer!) == Self.picture(n, size: size))
+            #expect(frame.buffer!.planes.map(\.rowBytes) == [33, 17, 17])
+            #expect(frame.buffer!.planes.map(\.rows) == [17, 9, 9])
             _ = consume frame
         }
         #expect(try noFrame { try source.nextFrame() })
@@ -165,7 +165,7 @@ struct Y4MSourceStreamTests {
         #expect(source.format.sampleAspectRatio?.height == 11)
         #expect(source.format.fullRange == false)
         let frame = try requireFrame(try source.nextFrame())
-        #expect(pictureBytes(frame.buffer) == Self.picture(0, size: 384))
+        #expect(pictureBytes(frame.buffer!) == Self.picture(0, size: 384))
         _ = consume frame
     }
 
@@ -191,7 +191,7 @@ struct Y4MSourceStreamTests {
         let source = try Y4MSource(path: path, logger: logger)
         var count = 0
         while let frame = try source.nextFrame() {
-            #expect(pictureBytes(frame.buffer) == Self.picture(count, size: size))
+            #expect(pictureBytes(frame.buffer!) == Self.picture(count, size: size))
             _ = consume frame
             count += 1
         }

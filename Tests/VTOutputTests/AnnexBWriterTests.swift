@@ -102,6 +102,21 @@ import Glibc
         #expect(writer.statistics.frames == 0)
     }
 
+    /// A raw stream and MPEG-TS carry H.264 only: a Motion-JPEG track (`--encoder copy`) is
+    /// refused at its header, before anything is written.
+    @Test func aMotionJPEGTrackIsRefused() throws {
+        let raw = Self.temporaryPath("jpeg.h264")
+        let ts = Self.temporaryPath("jpeg.ts")
+        defer { unlink(raw); unlink(ts) }
+        let writers: [any MediaOutput] = [try AnnexBWriter(path: raw, overwrite: false),
+                                          try TransportStreamWriter(path: ts, overwrite: false, options: .init(frameRate: .fps30, metadata: ContainerMetadata(encoder: "test")))]
+        for writer in writers {
+            #expect(throws: OutputError.self) { try writer.writeHeader(.mjpeg(width: 64, height: 64)) }
+            writer.abandon()
+        }
+        #expect(!FileManager.default.fileExists(atPath: raw) && !FileManager.default.fileExists(atPath: ts))
+    }
+
     @Test func anExistingFileIsKeptUnlessOverwriteIsAsked() throws {
         let path = Self.temporaryPath("exists.h264")
         defer { unlink(path) }

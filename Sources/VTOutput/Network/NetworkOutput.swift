@@ -109,6 +109,9 @@ public final class NetworkOutput: MediaOutput {
 
     /// The parameter sets go with every keyframe, so a change needs nothing more.
     public func writeHeader(_ format: VideoFormatDescription) throws(OutputError) {
+        guard format.codec == .h264 else {
+            throw .network(url: destination.description, reason: "a stream carries H.264 only, not \(format.codec.rawValue)")
+        }
         self.format = format
     }
 

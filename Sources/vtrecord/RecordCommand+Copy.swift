@@ -1,0 +1,49 @@
+import ArgumentParser
+import VTCore
+import VTOutput
+
+extension VTRecord {
+    /// `--encoder copy` stores a camera's own Motion-JPEG frames: it needs a camera, files whose
+    /// container carries Motion JPEG (Matroska, MP4), and nothing that needs the pictures,
+    /// which it never decodes.
+    func validateCopy() throws {
+        guard encoder.encoder == .copy else { return }
+        if input.input != nil || input.testPattern {
+            throw ValidationError("--encoder copy stores a camera's own MJPEG frames, and "
+                                  + "\(input.input != nil ? "--input" : "--test-pattern") sends pictures: use x264 or vaapi")
+        }
+        if let format = input.format.pixelFormat, format != .mjpeg {
+            throw ValidationError("--encoder copy stores a camera's own MJPEG frames, not \(format.rawValue): "
+                                  + "use --format mjpeg, or another --encoder")
+        }
+        let needPictures = [events.motion ? "--motion" : nil, output.snapshot.map { _ in "--snapshot" },
+                            http.http.map { _ in "--http" }]
+            .compactMap { $0 }
+        if let first = needPictures.first {
+            throw ValidationError("\(first) needs the pictures, which --encoder copy does not decode: "
+                                  + "record with x264 or vaapi")
+        }
+        do throws(UsageError) {
+            if let destination = try output.recordingDestination() {
+                throw UsageError("-o \(destination): a stream carries H.264, and --encoder copy keeps MJPEG: "
+                                 + "write it to a .mkv or .mp4 file")
+            }
+            var files: [(String, Container)] = []
+            if let recording = output.recording { files.append((recording, try output.chosenContainer())) }
+            for branch in try output.branches() {
+                guard case .file(let path) = branch.target else {
+                    throw UsageError("-o \(branch.name): a stream carries H.264, and --encoder copy keeps MJPEG: "
+                                     + "write it to a .mkv or .mp4 file")
+                }
+                files.append((path, branch.fileContainer))
+            }
+            if let clips = events.events, let container = try events.container() { files.append((clips, container)) }
+            for (path, container) in files where container != .mkv && container != .mp4 {
+                throw UsageError("\(path): a .\(container.extensions[0]) file cannot carry MJPEG, which --encoder copy "
+                                 + "keeps: write a .mkv or .mp4 file")
+            }
+        } catch {
+            throw ValidationError(error.message)
+        }
+    }
+}
