@@ -116,7 +116,7 @@ FAMILY_KEYS = {"encode": ("encode", "content_cost", "settings_not_identical"), "
                "conversion": ("conversion",), "live": ("live", "live_adaptive"), "finalize": ("finalize",),
                "decode": ("decode",), "thumbnail": ("thumbnail",), "sound": ("sound",),
                "publish": ("publish", "publish_delay"), "events": ("events",), "motion": ("motion",),
-               "http": ("http",)}
+               "http": ("http",), "copy": ("copy",)}
 
 
 def updated(earlier, fresh, families):

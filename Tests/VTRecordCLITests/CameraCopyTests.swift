@@ -33,17 +33,6 @@ extension CameraRecordingTests {
             return CameraRecordingTests.SnapshotTests.jpegs(in: try Data(contentsOf: URL(fileURLWithPath: copy)))
         }
 
-        /// The camera's JPEGs of sequence numbers 0 ..< count, as v4l2-ctl receives them.
-        static func camerasJPEGs(_ camera: FakeCamera, count: Int) throws -> [Data] {
-            let streamed = camera.file("v4l2.mjpeg")
-            let v4l2 = try ChildProcess.run(["v4l2-ctl", "-d", camera.path,
-                                             "--set-fmt-video=width=640,height=480,pixelformat=MJPG",
-                                             "--stream-mmap=16", "--stream-count=\(count)", "--stream-to=\(streamed)"],
-                                            environment: try camera.environment(), timeout: .seconds(30))
-            try #require(v4l2.status == 0, "\(v4l2.transcript)")
-            return CameraRecordingTests.SnapshotTests.jpegs(in: try Data(contentsOf: URL(fileURLWithPath: streamed)))
-        }
-
         @Test(arguments: ["mkv", "mp4"])
         func theCamerasJPEGsAreStoredByteForByte(_ container: String) throws {
             let camera = try FakeCamera()
@@ -63,7 +52,7 @@ extension CameraRecordingTests {
             try Data(stored.joined()).write(to: URL(fileURLWithPath: camera.file("stored.mjpeg")))
             let numbers = try Tools.counters(camera.file("stored.mjpeg"), width: 640)
             #expect(numbers == (0..<60).map { Optional($0) }, "\(numbers)")
-            let cameras = try Self.camerasJPEGs(camera, count: 60)
+            let cameras = try CameraRecordingTests.SnapshotTests.camerasJPEGs(camera, count: 60)
             try #require(cameras.count == 60)
             for (index, jpeg) in stored.enumerated() where index < cameras.count {
                 #expect(jpeg == cameras[index], "frame \(index) differs from the camera's")

@@ -377,13 +377,7 @@ extension CameraRecordingTests {
             #expect(zip(numbers, numbers.dropFirst()).allSatisfy { $1 == $0 + 1 }, "\(numbers)")
             try snapshot.write(to: URL(fileURLWithPath: camera.file("snapshot.jpg")))
             let still = try #require(try Tools.counters(camera.file("snapshot.jpg"), width: 640).first ?? nil)
-            let streamed = camera.file("v4l2.mjpeg")
-            let v4l2 = try ChildProcess.run(["v4l2-ctl", "-d", camera.path, "--set-fmt-video=width=640,height=480,pixelformat=MJPG",
-                                             "--stream-mmap=16", "--stream-count=\(max(numbers.last ?? 0, still) + 1)",
-                                             "--stream-to=\(streamed)"],
-                                            environment: try camera.environment(), timeout: .seconds(30))
-            try #require(v4l2.status == 0, "\(v4l2.transcript)")
-            let pictures = CameraRecordingTests.SnapshotTests.jpegs(in: try Data(contentsOf: URL(fileURLWithPath: streamed)))
+            let pictures = try CameraRecordingTests.SnapshotTests.camerasJPEGs(camera, count: max(numbers.last ?? 0, still) + 1)
             for (number, part) in zip(numbers, parts) {
                 #expect(number < pictures.count && part == pictures[number], "frame \(number) differs from the camera's")
             }

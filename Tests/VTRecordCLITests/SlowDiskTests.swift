@@ -9,6 +9,14 @@ import VTTestSupport
     /// Four times what the recording's queue of four frames at 30 fps can bridge.
     static let stall = Duration.milliseconds(600)
 
+    /// A folder with the stalling disk mounted at `mount`, over `backing`.
+    static func stallingDisk() throws -> (TemporaryDirectory, StallingDisk) {
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.path("backing"), withIntermediateDirectories: false)
+        try FileManager.default.createDirectory(atPath: dir.path("mount"), withIntermediateDirectories: false)
+        return (dir, try StallingDisk(backing: dir.path("backing"), mountPoint: dir.path("mount"), stall: stall))
+    }
+
     static func seconds(_ body: () throws -> Void) rethrows -> Duration {
         let clock = ContinuousClock()
         let start = clock.now
@@ -19,10 +27,7 @@ import VTTestSupport
     /// The double against programs we did not write: dd's fdatasync and rm wait the stall, and
     /// what dd wrote is in the backing folder byte for byte.
     @Test func theDiskStallsSyncsAndDeletionsAndKeepsWhatIsWritten() throws {
-        let dir = try TemporaryDirectory()
-        try FileManager.default.createDirectory(atPath: dir.path("backing"), withIntermediateDirectories: false)
-        try FileManager.default.createDirectory(atPath: dir.path("mount"), withIntermediateDirectories: false)
-        let disk = try StallingDisk(backing: dir.path("backing"), mountPoint: dir.path("mount"), stall: Self.stall)
+        let (dir, disk) = try Self.stallingDisk()
         let written = dir.path("mount/proof")
         var copy = ProcessResult(status: -1, stdout: Data(), stderr: "")
         let synced = try Self.seconds {
@@ -43,10 +48,7 @@ import VTTestSupport
     /// at `--realtime drop` with a queue of four frames: nothing is dropped, no write holds the
     /// encoder thread near the stall, and the files kept are finalized and whole.
     @Test func aDiskThatStallsCostsALiveRecordingNoFrame() throws {
-        let dir = try TemporaryDirectory()
-        try FileManager.default.createDirectory(atPath: dir.path("backing"), withIntermediateDirectories: false)
-        try FileManager.default.createDirectory(atPath: dir.path("mount"), withIntermediateDirectories: false)
-        let disk = try StallingDisk(backing: dir.path("backing"), mountPoint: dir.path("mount"), stall: Self.stall)
+        let (dir, disk) = try Self.stallingDisk()
         let summaryPath = dir.path("summary.json")
         let run = try Tools.run(Tools.vtrecordAboveTheSuite[0], Array(Tools.vtrecordAboveTheSuite.dropFirst()) + [
             "--test-pattern", "--realtime", "drop", "--size", "320x240", "--fps", "30", "--keyint", "15",

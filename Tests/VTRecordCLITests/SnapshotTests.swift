@@ -51,18 +51,23 @@ extension CameraRecordingTests {
                                                        "-o", out, "--json"])
             try #require(r.status == 0, "\(r.transcript)")
             let sequence = try #require(json["sequence"] as? Int, "\(json)")
-            let streamed = camera.file("stream.mjpeg")
-            let v4l2 = try ChildProcess.run(["v4l2-ctl", "-d", camera.path,
-                                             "--set-fmt-video=width=640,height=480,pixelformat=MJPG",
-                                             "--stream-mmap=16", "--stream-count=\(sequence + 2)", "--stream-to=\(streamed)"],
-                                            environment: try camera.environment(), timeout: .seconds(30))
-            try #require(v4l2.status == 0, "\(v4l2.transcript)")
             let ours = try Data(contentsOf: URL(fileURLWithPath: out))
-            let theirs = try Data(contentsOf: URL(fileURLWithPath: streamed))
-            let pictures = Self.jpegs(in: theirs)
+            let pictures = try Self.camerasJPEGs(camera, count: sequence + 2)
             try #require(pictures.count == sequence + 2, "v4l2-ctl's stream holds \(pictures.count) JPEGs")
             #expect(ours == pictures[sequence], "\(ours.count) bytes against the camera's \(pictures[sequence].count)")
             #expect(ours != pictures[sequence + 1])
+        }
+
+        /// The 640x480 JPEGs of sequence numbers 0 ..< `count` as v4l2-ctl receives them from
+        /// `camera`, whose pictures depend only on their sequence number.
+        static func camerasJPEGs(_ camera: FakeCamera, count: Int) throws -> [Data] {
+            let streamed = camera.file("v4l2-\(UUID().uuidString).mjpeg")
+            let v4l2 = try ChildProcess.run(["v4l2-ctl", "-d", camera.path,
+                                             "--set-fmt-video=width=640,height=480,pixelformat=MJPG",
+                                             "--stream-mmap=16", "--stream-count=\(count)", "--stream-to=\(streamed)"],
+                                            environment: try camera.environment(), timeout: .seconds(30))
+            try #require(v4l2.status == 0, "\(v4l2.transcript)")
+            return jpegs(in: try Data(contentsOf: URL(fileURLWithPath: streamed)))
         }
 
         /// A stream of JPEGs cut at each start of image that follows an end of image.

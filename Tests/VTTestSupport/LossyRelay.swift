@@ -22,45 +22,25 @@ public final class LossyRelay {
 
     /// The port senders send to.
     public let port: Int
-    private let child: ChildProcess
-    private var counts: Counts?
+    private let peer: ReportingPeer<Counts>
 
     /// Starts the relay from a free port to `receiverPort`, dropping each datagram with
     /// probability `loss` and holding each one it keeps for `delay`, with the random sequence of
     /// `seed`; it ends by itself after `lifetime`. Returns once the relay has bound its port.
     public init(to receiverPort: Int, loss: Double, delay: Duration, seed: Int,
                 lifetime: Duration = .seconds(30), readyWithin: Duration = .seconds(10)) throws {
-        port = LoopbackPort.free(udp: true)
-        child = try ChildProcess(
-            ["/usr/bin/python3", CBuild.path("Tests/Peers/lossy_relay.py"),
-             "--listen", "127.0.0.1:\(port)", "--to", "127.0.0.1:\(receiverPort)",
-             "--loss", String(loss), "--delay-ms", String(delay / .milliseconds(1)), "--seed", String(seed),
-             "--seconds", String(lifetime / .seconds(1))],
-            environment: ProcessInfo.processInfo.environment, signalsUnblocked: true)
-        guard child.waitForStandardError(containing: "relaying", timeout: readyWithin) else {
-            child.send(SIGKILL)
-            let result = child.wait(timeout: .seconds(2))
-            throw PeerError.notListening(peer: "lossy relay", port: port, waited: readyWithin, log: result.transcript)
-        }
-    }
-
-    deinit {
-        if counts == nil && child.isRunning {
-            child.send(SIGKILL)
-            _ = child.wait(timeout: .seconds(2))
-        }
+        let port = LoopbackPort.free(udp: true)
+        self.port = port
+        peer = try ReportingPeer(
+            name: "lossy relay",
+            arguments: ["/usr/bin/python3", CBuild.path("Tests/Peers/lossy_relay.py"),
+                        "--listen", "127.0.0.1:\(port)", "--to", "127.0.0.1:\(receiverPort)",
+                        "--loss", String(loss), "--delay-ms", String(delay / .milliseconds(1)), "--seed", String(seed),
+                        "--seconds", String(lifetime / .seconds(1))],
+            ready: "relaying", readyWithin: readyWithin,
+            notReady: { PeerError.notListening(peer: "lossy relay", port: port, waited: readyWithin, log: $0) })
     }
 
     /// Ends the relay (SIGTERM) and returns what it relayed and dropped each way.
-    public func stop() throws -> Counts {
-        if let counts { return counts }
-        if child.isRunning { child.send(SIGTERM) }
-        let result = child.wait(timeout: .seconds(5))
-        guard let line = result.standardOutputText.split(separator: "\n").last,
-              let counts = try? JSONDecoder().decode(Counts.self, from: Data(line.utf8)) else {
-            throw PeerError.noReport(peer: "lossy relay", log: result.transcript)
-        }
-        self.counts = counts
-        return counts
-    }
+    public func stop() throws -> Counts { try peer.stop() }
 }

@@ -15,34 +15,22 @@ public final class StallingDisk {
 
     /// Where files go through the stalling file system.
     public let mountPoint: String
-    private let child: ChildProcess
-    private var counts: Counts?
+    private let peer: ReportingPeer<Counts>
 
     /// Mounts the stalling file system at `mountPoint` (an empty folder) over `backing`.
     /// Returns once it is mounted.
     public init(backing: String, mountPoint: String, stall: Duration, readyWithin: Duration = .seconds(10)) throws {
         self.mountPoint = mountPoint
-        child = try ChildProcess(
-            ["/usr/bin/python3", CBuild.path("Tests/Peers/stalling_disk.py"), "--backing", backing,
-             "--mount", mountPoint, "--stall-ms", String(Int(stall / .milliseconds(1)))],
-            environment: ProcessInfo.processInfo.environment, signalsUnblocked: true)
-        guard child.waitForStandardError(containing: "mounted", timeout: readyWithin) else {
-            child.send(SIGKILL)
-            let result = child.wait(timeout: .seconds(2))
-            Self.detach(mountPoint)
-            throw PeerError.noReport(peer: "stalling disk", log: result.transcript)
-        }
+        peer = try ReportingPeer(
+            name: "stalling disk",
+            arguments: ["/usr/bin/python3", CBuild.path("Tests/Peers/stalling_disk.py"), "--backing", backing,
+                        "--mount", mountPoint, "--stall-ms", String(Int(stall / .milliseconds(1)))],
+            ready: "mounted", readyWithin: readyWithin,
+            notReady: { PeerError.noReport(peer: "stalling disk", log: $0) },
+            // A file system whose server was killed stays mounted, unusable, until detached.
+            cleanUp: { Self.detach(mountPoint) })
     }
 
-    deinit {
-        if counts == nil && child.isRunning {
-            child.send(SIGKILL)
-            _ = child.wait(timeout: .seconds(2))
-            Self.detach(mountPoint)
-        }
-    }
-
-    /// A file system whose server was killed stays mounted, unusable, until detached.
     private static func detach(_ mountPoint: String) {
         let umount = Process()
         umount.executableURL = URL(fileURLWithPath: "/usr/bin/umount")
@@ -53,16 +41,5 @@ public final class StallingDisk {
     }
 
     /// Unmounts (SIGTERM) and returns what was made to wait.
-    public func stop() throws -> Counts {
-        if let counts { return counts }
-        if child.isRunning { child.send(SIGTERM) }
-        let result = child.wait(timeout: .seconds(5))
-        guard let line = result.standardOutputText.split(separator: "\n").last,
-              let counts = try? JSONDecoder().decode(Counts.self, from: Data(line.utf8)) else {
-            Self.detach(mountPoint)
-            throw PeerError.noReport(peer: "stalling disk", log: result.transcript)
-        }
-        self.counts = counts
-        return counts
-    }
+    public func stop() throws -> Counts { try peer.stop() }
 }
