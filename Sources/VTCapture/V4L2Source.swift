@@ -37,8 +37,9 @@ public final class V4L2Source: CaptureSource {
     /// Each Motion-JPEG frame also carries the camera's own bytes (`CapturedFrame.compressed`):
     /// a still is written as the camera made it. Off for recording, which only needs pictures.
     let keepsCompressed: Bool
-    /// `--encoder copy`: each frame is the camera's JPEG alone, checked but never decoded.
-    let keepsOnlyCompressed: Bool
+    /// `--encoder copy`: each frame is the camera's JPEG alone, checked by its markers, and
+    /// decoded (into a pooled picture let go at once) only with `.decoded`; nil otherwise.
+    let keepsOnlyCompressed: CompressedFrameCheck?
     let interrupt = SourceInterrupt()
     private let reader: Mutex<Reader>
     let counters = Mutex(CaptureStatistics())
@@ -82,12 +83,12 @@ public final class V4L2Source: CaptureSource {
     /// notice. `controls` are set after the format and rate (S_FMT may reset some), in order.
     /// `keepCompressed`: Motion-JPEG frames carry the camera's JPEG as well as the picture.
     /// `onlyCompressed` (`--encoder copy`): they carry the JPEG alone, checked by its markers
-    /// and size (`JPEGFrameCheck`) and never decoded; a camera that does not send Motion JPEG
-    /// is refused.
+    /// and size (`JPEGFrameCheck`), and decoded in full as well with `.decoded`; a camera that
+    /// does not send Motion JPEG is refused.
     public init(path: String, request: CameraRequest, bufferCount: Int = 8, depth: PipelineDepth = PipelineDepth(),
                 strict: Bool = false,
                 reconnect: Bool = false, controls: [ControlSetting] = [], keepCompressed: Bool = false,
-                onlyCompressed: Bool = false,
+                onlyCompressed: CompressedFrameCheck? = nil,
                 logger: Logger = Logger(label: "vtrecord.capture")) throws(CaptureError) {
         let device = try V4L2Device(path: path)
         let offered = try device.enumerateFormats()
@@ -103,7 +104,7 @@ public final class V4L2Source: CaptureSource {
         guard image.width >= 16, image.height >= 16, image.width % 2 == 0, image.height % 2 == 0 else {
             throw .unsupportedDeviceFormat(path: path, detail: "the driver chose \(image.width)x\(image.height); H.264 4:2:0 needs even sizes of at least 16")
         }
-        if onlyCompressed && cameraFormat != .mjpeg {
+        if onlyCompressed != nil && cameraFormat != .mjpeg {
             throw .unsupportedDeviceFormat(path: path, detail: "--encoder copy stores the camera's own MJPEG frames, and it sends "
                 + "\(cameraFormat.rawValue) (ask for --format mjpeg, or record with another --encoder)")
         }
@@ -264,10 +265,22 @@ public final class V4L2Source: CaptureSource {
             return rejected("the driver flagged frame \(sequence) as damaged")
         }
         let stream = reader.stream
-        if keepsOnlyCompressed {
+        if let check = keepsOnlyCompressed {
             let bytes = UnsafeRawBufferPointer(start: filled.bytes, count: filled.bytesUsed)
             if let problem = JPEGFrameCheck.problem(bytes, width: stream.image.width, height: stream.image.height) {
                 return rejected("frame \(sequence): \(problem)")
+            }
+            if check == .decoded {
+                guard let pooled = stream.pool.tryTake() else {
+                    counters.withLock { $0.droppedBySource += 1 }
+                    logger.warning("\(path): frame \(sequence) dropped: all \(depth.framesHeld) capture buffers are in use")
+                    return nil
+                }
+                do throws(FrameConverter.Failure) {
+                    try reader.converter.decodeJPEG(filled.bytes, bytes: filled.bytesUsed, into: pooled.buffer)
+                } catch {
+                    return rejected("frame \(sequence): \(Self.describe(error))")
+                }
             }
             let jpeg = Array(bytes)
             let relative = presentationTime(timestamp, &reader)
@@ -384,6 +397,14 @@ public final class V4L2Source: CaptureSource {
                 PixelPlane(baseAddress: chroma + chromaPitch * chromaRows, bytesPerRow: chromaPitch,
                            rowBytes: rowBytes, rows: chromaRows)]
     }
+}
+
+/// How `--encoder copy` checks a camera's JPEG before it is stored (`--check-frames`).
+public enum CompressedFrameCheck: Sendable {
+    /// Its markers and size (`JPEGFrameCheck`): cheap, and what a cut-short frame fails.
+    case markers
+    /// Those, and a full decode (libturbojpeg), which also finds damage inside the picture.
+    case decoded
 }
 
 /// What the user asked of the camera beside what the driver chose, for the notice and the

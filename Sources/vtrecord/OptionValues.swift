@@ -35,6 +35,12 @@ enum TimingArgument: String, ExpressibleByArgument, CaseIterable {
     case cfr, passthrough
 }
 
+/// `--check-frames`: how a camera's compressed frames are checked before `--encoder copy`
+/// stores them.
+enum FrameCheckArgument: String, ExpressibleByArgument, CaseIterable {
+    case markers, decode
+}
+
 /// No source was named and there is no camera at the default path.
 struct NoDefaultCamera: ReportableError {
     var exitStatus: ExitStatus { .capture }

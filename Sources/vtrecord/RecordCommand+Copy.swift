@@ -7,7 +7,12 @@ extension VTRecord {
     /// container carries Motion JPEG (Matroska, MP4), and nothing that needs the pictures,
     /// which it never decodes.
     func validateCopy() throws {
-        guard encoder.encoder == .copy else { return }
+        guard encoder.encoder == .copy else {
+            if input.checkFrames != .markers {
+                throw ValidationError("--check-frames applies to --encoder copy: an encoder decodes every frame anyway")
+            }
+            return
+        }
         if input.input != nil || input.testPattern {
             throw ValidationError("--encoder copy stores a camera's own MJPEG frames, and "
                                   + "\(input.input != nil ? "--input" : "--test-pattern") sends pictures: use x264 or vaapi")

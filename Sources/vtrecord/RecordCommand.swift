@@ -397,7 +397,8 @@ extension VTRecord {
                                         frameRate: input.fps?.rate)
             return try V4L2Source(path: input.camera.path, request: request, bufferCount: input.buffers, depth: depth,
                                   strict: input.strictFormat, reconnect: input.reconnect,
-                                  controls: input.controls, keepCompressed: http.http != nil, onlyCompressed: copies,
+                                  controls: input.controls, keepCompressed: http.http != nil,
+                                  onlyCompressed: copies ? (input.checkFrames == .decode ? .decoded : .markers) : nil,
                                   logger: logger)
         }
         let size = input.size ?? FrameSize(width: 1280, height: 720)

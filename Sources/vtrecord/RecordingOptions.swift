@@ -52,6 +52,9 @@ struct InputOptions: ParsableArguments {
     @Flag(name: .long, inversion: .prefixedNo, help: "Fail (exit 3) instead of going on when the camera cannot give the asked format, size or rate (--no-strict-format undoes a preset's).")
     var strictFormat = false
 
+    @Option(name: .long, help: "With --encoder copy: how each of the camera's JPEGs is checked before it is stored: markers (default: a start of image, a frame header of the negotiated size, an end of image; no decoding) or decode (also decoded in full with libturbojpeg, at that cost). A frame that fails is counted in frames_bad and not stored.")
+    var checkFrames: FrameCheckArgument = .markers
+
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Camera capture buffers, 3–32 (default 8).", valueName: "n"))
     var buffers: Int = 8
 

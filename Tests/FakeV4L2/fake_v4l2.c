@@ -68,6 +68,10 @@
 //                                  those sequence numbers never reach userspace.
 //   FAKE_V4L2_CORRUPT_JPEG_EVERY=N Every Nth MJPEG frame (same numbering) carries bytes that
 //                                  are not a JPEG at all (no SOI marker).
+//   FAKE_V4L2_JPEG_HOLE_EVERY=N    Every Nth MJPEG frame loses the second half of its scan but
+//                                  keeps its end-of-image marker, as a transfer that dropped
+//                                  packets in the middle leaves it: every marker is in place,
+//                                  and only decoding finds the picture cut short.
 //   FAKE_V4L2_CORRUPT_H264_EVERY=N Every Nth H264 access unit (same numbering) has the
 //                                  forbidden_zero_bit set in the header of each of its slices,
 //                                  as a bit flipped in a damaged transfer leaves it; its

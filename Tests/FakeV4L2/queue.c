@@ -128,6 +128,12 @@ static void produce(struct fv_device *device, uint64_t sequence, int64_t due) {
         // Anything but 0xFF, so there is no marker at all, let alone a start of image.
         for (size_t i = 0; i < used; i++) memory[i] = (uint8_t)((i * 7 + sequence) & 0x7F);
     }
+    if (fourcc == V4L2_PIX_FMT_MJPEG && fv_every(fv.config.jpeg_hole_every, sequence) && used > 4) {
+        // Half the bytes, then the end of image: the headers before the scan stay whole.
+        used /= 2;
+        memory[used - 2] = 0xFF;
+        memory[used - 1] = 0xD9;
+    }
     if (fourcc == V4L2_PIX_FMT_H264 && fv_every(fv.config.corrupt_h264_every, sequence)) corrupt_slices(memory, used);
     if (fv_every(fv.config.short_every, sequence)) used /= 2;
     if (fv_every(fv.config.error_every, sequence)) buffer->flags |= V4L2_BUF_FLAG_ERROR;

@@ -317,6 +317,35 @@ struct FakeV4L2ProofTests {
         #expect(codes == [0, 1, 2, 4, 5, 6, 8, 9, 10])
     }
 
+    /// FAKE_V4L2_JPEG_HOLE_EVERY: the damaged JPEGs (sequences 3 and 7) still begin with a start
+    /// of image and end with an end of image, as v4l2-ctl stores them, and only FFmpeg's
+    /// decoder finds them cut short; the others decode without a word.
+    @Test func aJPEGWithAHoleKeepsItsMarkersAndFailsToDecode() throws {
+        let camera = try FakeCamera(knobs: [.jpegHoleEvery(4)])
+        let output = camera.file("holes.mjpeg")
+        let result = try camera.v4l2ctl(["--set-fmt-video=width=640,height=480,pixelformat=MJPG",
+                                         "--stream-mmap=8", "--stream-count=8", "--stream-to=\(output)"])
+        try #require(result.status == 0, "\(result.transcript)")
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: output)))
+        // Each JPEG ends where the next one's start of image follows an end of image.
+        var starts = [0]
+        for index in 2 ..< max(2, bytes.count - 3)
+            where bytes[index] == 0xFF && bytes[index + 1] == 0xD9 && bytes[index + 2] == 0xFF && bytes[index + 3] == 0xD8 {
+            starts.append(index + 2)
+        }
+        let jpegs = zip(starts, starts.dropFirst() + [bytes.count]).map { Array(bytes[$0 ..< $1]) }
+        try #require(jpegs.count == 8)
+        for (sequence, jpeg) in jpegs.enumerated() {
+            #expect(jpeg.prefix(2) == [0xFF, 0xD8] && jpeg.suffix(2) == [0xFF, 0xD9], "frame \(sequence)")
+            let path = camera.file("frame-\(sequence).jpg")
+            try Data(jpeg).write(to: URL(fileURLWithPath: path))
+            let decode = try ChildProcess.run(["ffmpeg", "-v", "error", "-i", path, "-f", "null", "-"],
+                                              environment: ProcessInfo.processInfo.environment, timeout: .seconds(30))
+            let damaged = sequence % 4 == 3
+            #expect(decode.standardError.isEmpty != damaged, "frame \(sequence): \(decode.transcript)")
+        }
+    }
+
     /// Motion (the motion-detection daemon, make bench's peer for --motion) captures from the
     /// camera, whose pictures reach its snapshots with their frame code, and gives every buffer
     /// back. Motion passes ioctl requests through a signed int, sign-extended to 64 bits, which

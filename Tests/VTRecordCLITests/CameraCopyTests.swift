@@ -78,6 +78,29 @@ extension CameraRecordingTests {
                     "\(copied.summary)")
         }
 
+        /// A JPEG that lost the middle of its scan keeps every marker: the default check stores
+        /// it, and `--check-frames decode`, which decodes each JPEG, counts it and leaves it out.
+        @Test func aFullDecodeFindsWhatTheMarkersDoNot() throws {
+            for check in ["markers", "decode"] {
+                let camera = try FakeCamera(knobs: [.jpegHoleEvery(4)])
+                let out = camera.file("copy.mkv")
+                let copied = try Self.record(camera, to: [out], ["--frames", "40", "--check-frames", check])
+                try #require(copied.result.status == 0, "\(copied.result.transcript)")
+                let stored = try Self.storedJPEGs(out, in: camera)
+                try #require(stored.count == 40)
+                if check == "markers" {
+                    #expect(copied.count("frames_bad") == 0, "\(copied.summary)")
+                    continue
+                }
+                try Data(stored.joined()).write(to: URL(fileURLWithPath: camera.file("stored.mjpeg")))
+                let numbers = try Tools.counters(camera.file("stored.mjpeg"), width: 640).compactMap { $0 }
+                let last = try #require(numbers.last)
+                #expect(numbers == (0...last).filter { $0 % 4 != 3 }, "\(numbers)")
+                let holes = (0...last).filter { $0 % 4 == 3 }.count
+                #expect(copied.count("frames_bad") >= holes && copied.count("frames_bad") <= holes + 1, "\(copied.summary)")
+            }
+        }
+
         /// Segments of a second: every JPEG is a keyframe, each file decodes alone, and together
         /// they hold every frame once.
         @Test func segmentsEachPlayAlone() throws {
@@ -104,6 +127,8 @@ extension CameraRecordingTests {
                 (["-o", camera.file("a.mkv"), "-o", "srt://127.0.0.1:9/"], 2, "a stream carries H.264"),
                 (["-o", camera.file("a.mkv"), "--motion"], 2, "--motion needs the pictures"),
                 (["-o", camera.file("a.mkv"), "--format", "yuyv"], 2, "use --format mjpeg"),
+                (["-o", camera.file("a.mkv"), "--encoder", "x264", "--check-frames", "decode"], 2,
+                 "--check-frames applies to --encoder copy"),
                 (["-o", camera.file("a.mkv")], 3, "--encoder copy stores the camera's own MJPEG frames, and it sends yuyv"),
             ]
             for (arguments, status, words) in refusals {

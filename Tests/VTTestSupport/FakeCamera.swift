@@ -32,6 +32,9 @@ public final class FakeCamera: Sendable {
         /// The driver drops sequence N-1, 2N-1, …
         case dropEvery(Int)
         case corruptJPEGEvery(Int)
+        /// FAKE_V4L2_JPEG_HOLE_EVERY: every Nth JPEG loses the second half of its scan and keeps
+        /// its end marker.
+        case jpegHoleEvery(Int)
         /// Every Nth H264 access unit has the forbidden bit set in each slice's NAL header.
         case corruptH264Every(Int)
         case shortBufferEvery(Int)
@@ -92,6 +95,7 @@ public final class FakeCamera: Sendable {
             case .jitter(let microseconds): [("FAKE_V4L2_JITTER_US", "\(microseconds)")]
             case .dropEvery(let n): [("FAKE_V4L2_DROP_EVERY", "\(n)")]
             case .corruptJPEGEvery(let n): [("FAKE_V4L2_CORRUPT_JPEG_EVERY", "\(n)")]
+            case .jpegHoleEvery(let n): [("FAKE_V4L2_JPEG_HOLE_EVERY", "\(n)")]
             case .corruptH264Every(let n): [("FAKE_V4L2_CORRUPT_H264_EVERY", "\(n)")]
             case .shortBufferEvery(let n): [("FAKE_V4L2_SHORT_EVERY", "\(n)")]
             case .errorFlagEvery(let n): [("FAKE_V4L2_ERROR_EVERY", "\(n)")]
