@@ -17,6 +17,7 @@ public struct FourCC: Hashable, Sendable, CustomStringConvertible {
     public static let yu12 = FourCC("YU12")
     public static let mjpeg = FourCC("MJPG")
     public static let jpeg = FourCC("JPEG")
+    public static let h264 = FourCC("H264")
 
     public var description: String {
         let scalars = (0..<4).map { UInt8(truncatingIfNeeded: rawValue >> ($0 * 8)) }
@@ -27,9 +28,10 @@ public struct FourCC: Hashable, Sendable, CustomStringConvertible {
 
 /// What a camera sends over the wire that vtrecord records from, as `--format` names it. Not
 /// the layout of the pictures the source hands on (`PixelFormat`): MJPEG and YUYV arrive as
-/// I420 after one conversion.
+/// I420 after one conversion. H.264 is only stored as the camera sent it (`--encoder copy`),
+/// never decoded, so it is chosen only when asked for.
 public enum CameraPixelFormat: String, Sendable, CaseIterable {
-    case yuyv, nv12, yu12, mjpeg
+    case yuyv, nv12, yu12, mjpeg, h264
 
     /// The driver codes that mean this format (some cameras say JPEG for Motion-JPEG).
     public var fourCCs: [FourCC] {
@@ -38,6 +40,7 @@ public enum CameraPixelFormat: String, Sendable, CaseIterable {
         case .nv12: [.nv12]
         case .yu12: [.yu12]
         case .mjpeg: [.mjpeg, .jpeg]
+        case .h264: [.h264]
         }
     }
 
@@ -133,7 +136,10 @@ public enum CameraNegotiation {
 
     public static func choose(from formats: [CameraFormatOffer],
                               request: CameraRequest) -> CameraChoice? {
-        let usable = formats.filter { $0.pixelFormat != nil && !$0.sizes.isEmpty }
+        // A camera's H.264 is recorded only as it comes (--encoder copy), so only when asked.
+        let usable = formats.filter {
+            $0.pixelFormat != nil && !$0.sizes.isEmpty && ($0.pixelFormat != .h264 || request.format == .h264)
+        }
         guard !usable.isEmpty else { return nil }
         let askedRate = request.frameRate ?? CameraRequest.defaultFrameRate
         let askedSize = request.size ?? CameraRequest.defaultSize
@@ -174,6 +180,7 @@ public enum CameraNegotiation {
         case .yu12?: base = 1
         case .yuyv?: base = 2
         case .mjpeg?: base = 3
+        case .h264?: base = 4
         case nil: base = 9
         }
         return base + (format.isEmulated ? 10 : 0)

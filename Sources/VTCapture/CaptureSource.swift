@@ -48,12 +48,13 @@ public struct CapturedFrame: ~Copyable, Sendable {
     /// Frames before this one came from another stream (a reconnected camera): it starts a
     /// new GOP.
     public var isDiscontinuity: Bool
-    /// The picture as the camera compressed it (a Motion-JPEG frame's bytes, exactly as the
-    /// driver delivered them), when the source was asked to keep it; nil otherwise.
-    public var compressed: [UInt8]?
+    /// The frame as the camera compressed it (a Motion-JPEG frame's bytes exactly as the driver
+    /// delivered them; an H.264 access unit in AVCC form), when the source was asked to keep
+    /// it; nil otherwise.
+    public var compressed: CompressedFrame?
 
     /// A frame as the camera compressed it, without a picture.
-    public init(compressed: [UInt8], pts: MediaTime, sequence: UInt64, captureTime: Int64? = nil,
+    public init(compressed: CompressedFrame, pts: MediaTime, sequence: UInt64, captureTime: Int64? = nil,
                 isDiscontinuity: Bool = false) {
         picture = nil
         buffer = nil
@@ -65,7 +66,7 @@ public struct CapturedFrame: ~Copyable, Sendable {
     }
 
     public init(_ picture: consuming PixelBufferLease, pts: MediaTime, sequence: UInt64, captureTime: Int64? = nil,
-                isDiscontinuity: Bool = false, compressed: [UInt8]? = nil) {
+                isDiscontinuity: Bool = false, compressed: CompressedFrame? = nil) {
         buffer = picture.buffer
         self.picture = .some(picture)
         self.pts = pts

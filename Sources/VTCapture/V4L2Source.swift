@@ -2,6 +2,7 @@ import CV4L2
 import Logging
 import Synchronization
 import VTCore
+import VTH264
 
 #if canImport(Glibc)
 import Glibc
@@ -37,8 +38,9 @@ public final class V4L2Source: CaptureSource {
     /// Each Motion-JPEG frame also carries the camera's own bytes (`CapturedFrame.compressed`):
     /// a still is written as the camera made it. Off for recording, which only needs pictures.
     let keepsCompressed: Bool
-    /// `--encoder copy`: each frame is the camera's JPEG alone, checked by its markers, and
-    /// decoded (into a pooled picture let go at once) only with `.decoded`; nil otherwise.
+    /// `--encoder copy`: each frame is the camera's JPEG or H.264 access unit alone, checked
+    /// (a JPEG by its markers, and decoded into a pooled picture let go at once with
+    /// `.decoded`; H.264 by its NAL structure); nil otherwise.
     let keepsOnlyCompressed: CompressedFrameCheck?
     let interrupt = SourceInterrupt()
     private let reader: Mutex<Reader>
@@ -73,6 +75,8 @@ public final class V4L2Source: CaptureSource {
         var discontinuity = false
         /// The stream was started again after it failed, and no frame has come since.
         var restartedWithoutFrame = false
+        /// An H.264 camera's access units, checked and made AVCC (`--encoder copy`).
+        var accessUnits = CameraAccessUnits()
     }
 
     /// Opens `path`, checks it can capture, negotiates `request` and maps `bufferCount`
@@ -82,9 +86,12 @@ public final class V4L2Source: CaptureSource {
     /// `strict`: a format, size or rate other than the asked one is an error instead of a
     /// notice. `controls` are set after the format and rate (S_FMT may reset some), in order.
     /// `keepCompressed`: Motion-JPEG frames carry the camera's JPEG as well as the picture.
-    /// `onlyCompressed` (`--encoder copy`): they carry the JPEG alone, checked by its markers
-    /// and size (`JPEGFrameCheck`), and decoded in full as well with `.decoded`; a camera that
-    /// does not send Motion JPEG is refused.
+    /// `onlyCompressed` (`--encoder copy`): frames carry the camera's compressed frame alone:
+    /// a JPEG checked by its markers and size (`JPEGFrameCheck`), and decoded in full as well
+    /// with `.decoded`; an H.264 access unit checked by its NAL structure (`CameraAccessUnits`,
+    /// which also holds back what follows damage until the next IDR picture). A camera that
+    /// sends neither is refused, and H.264 is refused without it: vtrecord does not decode a
+    /// camera's H.264.
     public init(path: String, request: CameraRequest, bufferCount: Int = 8, depth: PipelineDepth = PipelineDepth(),
                 strict: Bool = false,
                 reconnect: Bool = false, controls: [ControlSetting] = [], keepCompressed: Bool = false,
@@ -95,7 +102,8 @@ public final class V4L2Source: CaptureSource {
         guard let choice = CameraNegotiation.choose(from: offered, request: request) else {
             let names = offered.map(\.fourCC.description).joined(separator: ", ")
             throw .unsupportedDeviceFormat(path: path, detail: "offers no format vtrecord can record "
-                + "(it offers \(names.isEmpty ? "none" : names); vtrecord reads YUYV, NV12, YU12 and MJPEG)")
+                + "(it offers \(names.isEmpty ? "none" : names); vtrecord reads YUYV, NV12, YU12 and MJPEG, "
+                + "and stores H264 as it comes with --encoder copy --format h264)")
         }
         let image = try device.setFormat(choice.format.fourCC, choice.size)
         guard let cameraFormat = CameraPixelFormat(fourCC: image.fourCC) else {
@@ -104,9 +112,13 @@ public final class V4L2Source: CaptureSource {
         guard image.width >= 16, image.height >= 16, image.width % 2 == 0, image.height % 2 == 0 else {
             throw .unsupportedDeviceFormat(path: path, detail: "the driver chose \(image.width)x\(image.height); H.264 4:2:0 needs even sizes of at least 16")
         }
-        if onlyCompressed != nil && cameraFormat != .mjpeg {
-            throw .unsupportedDeviceFormat(path: path, detail: "--encoder copy stores the camera's own MJPEG frames, and it sends "
-                + "\(cameraFormat.rawValue) (ask for --format mjpeg, or record with another --encoder)")
+        if onlyCompressed != nil && cameraFormat != .mjpeg && cameraFormat != .h264 {
+            throw .unsupportedDeviceFormat(path: path, detail: "--encoder copy stores the camera's own MJPEG or H.264 frames, "
+                + "and it sends \(cameraFormat.rawValue) (ask for --format mjpeg or h264, or record with another --encoder)")
+        }
+        if onlyCompressed == nil && cameraFormat == .h264 {
+            throw .unsupportedDeviceFormat(path: path, detail: "the camera sends H.264, which vtrecord stores as it comes "
+                + "but does not decode: record it with --encoder copy")
         }
         let askedRate = request.frameRate ?? choice.frameRate
         let rate = try device.setFrameRate(askedRate) ?? askedRate
@@ -267,6 +279,19 @@ public final class V4L2Source: CaptureSource {
         let stream = reader.stream
         if let check = keepsOnlyCompressed {
             let bytes = UnsafeRawBufferPointer(start: filled.bytes, count: filled.bytesUsed)
+            if cameraFormat == .h264 {
+                let unit: CompressedFrame
+                switch reader.accessUnits.take(Array(bytes)) {
+                case let .unit(data, isKeyFrame):
+                    unit = CompressedFrame(data: data, format: reader.accessUnits.format!, isKeyFrame: isKeyFrame)
+                case .damaged(let why):
+                    return rejected("frame \(sequence): \(why)")
+                case .waitingForKeyFrame:
+                    return rejected("frame \(sequence) follows a damaged or missing one and may refer to it: "
+                                    + "the next IDR picture is waited for")
+                }
+                return compressedFrame(unit, sequence: sequence, timestamp: timestamp, &reader)
+            }
             if let problem = JPEGFrameCheck.problem(bytes, width: stream.image.width, height: stream.image.height) {
                 return rejected("frame \(sequence): \(problem)")
             }
@@ -282,15 +307,12 @@ public final class V4L2Source: CaptureSource {
                     return rejected("frame \(sequence): \(Self.describe(error))")
                 }
             }
-            let jpeg = Array(bytes)
-            let relative = presentationTime(timestamp, &reader)
-            defer { reader.discontinuity = false }
-            return CapturedFrame(compressed: jpeg, pts: MediaTime(value: relative / 1_000, timescale: 1_000_000),
-                                 sequence: UInt64(sequence), captureTime: timestamp,
-                                 isDiscontinuity: reader.discontinuity)
+            let jpeg = CompressedFrame(data: Array(bytes), format: .mjpeg(width: stream.image.width, height: stream.image.height),
+                                       isKeyFrame: true)
+            return compressedFrame(jpeg, sequence: sequence, timestamp: timestamp, &reader)
         }
         let picture: PixelBufferLease
-        var compressed: [UInt8]?
+        var compressed: CompressedFrame?
         if zeroCopy && stream.ring.buffersWithDriver >= Self.leaseFloor(buffers: stream.ring.mappings.count) {
             guard filled.bytesUsed >= stream.rawImageSize else {
                 return rejected("frame \(sequence) is short (\(filled.bytesUsed) of \(stream.rawImageSize) bytes)")
@@ -309,7 +331,9 @@ public final class V4L2Source: CaptureSource {
             // Copied before the buffer goes back to the driver; a JPEG that does not decode
             // (below) is rejected with its frame, so a still is never a damaged picture.
             if keepsCompressed && cameraFormat == .mjpeg {
-                compressed = Array(UnsafeRawBufferPointer(start: filled.bytes, count: filled.bytesUsed))
+                compressed = CompressedFrame(data: Array(UnsafeRawBufferPointer(start: filled.bytes, count: filled.bytesUsed)),
+                                             format: .mjpeg(width: stream.image.width, height: stream.image.height),
+                                             isKeyFrame: true)
             }
             do throws(FrameConverter.Failure) {
                 try convert(filled, stream.image, into: pooled.buffer, &reader.converter)
@@ -327,6 +351,15 @@ public final class V4L2Source: CaptureSource {
                              compressed: compressed)
     }
 
+    /// A frame of the camera's compressed frame alone (`--encoder copy`), at its time.
+    private func compressedFrame(_ frame: CompressedFrame, sequence: UInt32, timestamp: Int64,
+                                 _ reader: inout Reader) -> CapturedFrame {
+        let relative = presentationTime(timestamp, &reader)
+        defer { reader.discontinuity = false }
+        return CapturedFrame(compressed: frame, pts: MediaTime(value: relative / 1_000, timescale: 1_000_000),
+                             sequence: UInt64(sequence), captureTime: timestamp, isDiscontinuity: reader.discontinuity)
+    }
+
     /// Converts (or copies) the camera's picture into `buffer`; the driver gets its buffer
     /// back as soon as this returns.
     private func convert(_ filled: consuming V4L2BufferRing.Filled, _ image: V4L2Device.NegotiatedImage,
@@ -339,6 +372,8 @@ public final class V4L2Source: CaptureSource {
         case .nv12, .yu12:
             try converter.copy420(filled.bytes, fourCC: image.fourCC, bytesPerLine: image.bytesPerLine,
                                   bytes: filled.bytesUsed, into: buffer)
+        case .h264:
+            preconditionFailure("a camera's H.264 is only copied (refused at open otherwise)")
         }
     }
 

@@ -39,7 +39,7 @@ public protocol CompressionSession: AnyObject {
 
     /// Hands on one frame as the camera compressed it, for a session that
     /// `takesCompressedFrames`; `token` comes back on the `EncodedFrame`, as with `encode`.
-    func pass(_ compressed: [UInt8], pts: MediaTime, forceKeyFrame: Bool, token: FrameToken) throws
+    func pass(_ compressed: CompressedFrame, pts: MediaTime, forceKeyFrame: Bool, token: FrameToken) throws
 
     /// Emits every delayed frame (`VTCompressionSessionCompleteFrames`): nothing is lost on a
     /// clean stop.
@@ -82,7 +82,7 @@ public protocol CompressionSession: AnyObject {
 
 extension CompressionSession {
     public var takesCompressedFrames: Bool { false }
-    public func pass(_ compressed: [UInt8], pts: MediaTime, forceKeyFrame: Bool, token: FrameToken) throws {
+    public func pass(_ compressed: CompressedFrame, pts: MediaTime, forceKeyFrame: Bool, token: FrameToken) throws {
         preconditionFailure("\(encoderName) encodes pictures; it takes no compressed frames")
     }
     public var speedSteps: [String] { [] }

@@ -15,7 +15,7 @@ public struct EncoderSelection: Sendable {
     public enum Encoder: Sendable {
         case x264
         case vaapi(VAAPIPlan)
-        /// The camera's frames as it compressed them (`MJPEGCopySession`).
+        /// The camera's frames as it compressed them (`CopySession`).
         case copy
     }
 
@@ -68,9 +68,9 @@ public struct EncoderSelection: Sendable {
 
     /// The session for the chosen encoder. With auto, a hardware session that cannot be
     /// opened (the driver refuses the context, say) gives way to x264 before any frame, and
-    /// `notice` says why.
+    /// `notice` says why. `copying` is what the camera compresses its frames as (copy only).
     public func makeSession(width: Int, height: Int, pixelFormat: PixelFormat, settings: EncoderSettings,
-                            notice: @escaping @Sendable (String) -> Void,
+                            copying: VideoCodec = .mjpeg, notice: @escaping @Sendable (String) -> Void,
                             output: @escaping EncodedFrameHandler) throws -> any CompressionSession {
         let software = { () throws(UsageError) -> any CompressionSession in
             try X264Session(width: width, height: height, pixelFormat: pixelFormat, settings: settings, output: output)
@@ -83,7 +83,7 @@ public struct EncoderSelection: Sendable {
             guard choice == .auto else { return hardware }
             return FallbackSession(hardware, fallback: software, notice: notice)
         case .copy:
-            return MJPEGCopySession(width: width, height: height, settings: settings, output: output)
+            return CopySession(codec: copying, width: width, height: height, settings: settings, output: output)
         }
     }
 }

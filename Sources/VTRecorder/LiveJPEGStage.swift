@@ -49,7 +49,7 @@ final class LiveJPEGStage: RecordingStage {
     func encoded(_ frame: inout CapturedFrame?) {
         guard frame != nil, jpegs.wanted() else { return }
         if let jpeg = frame?.compressed {
-            jpegs.publish(jpeg)
+            jpegs.publish(jpeg.data)
             return
         }
         let seconds = frame?.pts.seconds ?? 0

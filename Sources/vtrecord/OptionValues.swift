@@ -15,7 +15,7 @@ extension FrameSize: ExpressibleByArgument {
 
 /// `--format auto|yuyv|nv12|yu12|mjpeg`.
 enum CameraFormatArgument: String, ExpressibleByArgument, CaseIterable {
-    case auto, yuyv, nv12, yu12, mjpeg
+    case auto, yuyv, nv12, yu12, mjpeg, h264
 
     var pixelFormat: CameraPixelFormat? { CameraPixelFormat(rawValue: rawValue) }
 }

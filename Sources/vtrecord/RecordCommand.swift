@@ -101,7 +101,8 @@ extension VTRecord {
         let streamsWithSound = (destination.map { [OutputSpec(destination: $0)] } ?? []) + branchSpecs
             + (clipSpec.map { [$0] } ?? [])
         let soundCodec = try sound.audio.map { _ throws(UsageError) in try sound.codec(for: container, alsoFor: streamsWithSound) }
-        let timing = input.timing(for: container)
+        // A camera's H.264 cannot repeat an access unit into an empty slot: every frame once.
+        let timing = encoder.encoder == .copy && input.format == .h264 ? .passthrough : input.timing(for: container)
         // The frames the pipeline can hold, which the source's buffer pools are sized for.
         var settings = encoder.settings()
         // A camera adapts unless told otherwise (or its frames are copied, which takes no
@@ -253,7 +254,7 @@ extension VTRecord {
             notice: notice,
             makeSession: { handler in
                 try selection.makeSession(width: format.width, height: format.height, pixelFormat: format.pixelFormat,
-                                          settings: settings,
+                                          settings: settings, copying: camera?.negotiation.format == .h264 ? .h264 : .mjpeg,
                                           notice: notice,
                                           output: handler)
             },

@@ -46,7 +46,7 @@ struct InputOptions: ParsableArguments {
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Frame rate: 30, 30000/1001 or 29.97. Default: the input's rate; 30 for a camera and the test pattern.", valueName: "rate"))
     var fps: FrameRateArgument?
 
-    @Option(name: .long, help: "Camera pixel format: auto (default: raw 4:2:0, then YUYV, then MJPEG when raw cannot reach the rate), yuyv, nv12, yu12, mjpeg.")
+    @Option(name: .long, help: "Camera pixel format: auto (default: raw 4:2:0, then YUYV, then MJPEG when raw cannot reach the rate), yuyv, nv12, yu12, mjpeg, h264 (with --encoder copy only: stored as the camera sends it).")
     var format: CameraFormatArgument = .auto
 
     @Flag(name: .long, inversion: .prefixedNo, help: "Fail (exit 3) instead of going on when the camera cannot give the asked format, size or rate (--no-strict-format undoes a preset's).")
@@ -266,7 +266,7 @@ struct OutputOptions: ParsableArguments {
 }
 
 struct EncoderOptions: ParsableArguments {
-    @Option(name: .long, help: "Encoder: auto (default: VA-API hardware when a device can encode with these settings, else x264, saying which and why), vaapi (hardware or exit 4), x264, copy (no encoding: store a camera's own MJPEG frames in .mkv or .mp4).")
+    @Option(name: .long, help: "Encoder: auto (default: VA-API hardware when a device can encode with these settings, else x264, saying which and why), vaapi (hardware or exit 4), x264, copy (no encoding: store a camera's own MJPEG frames in .mkv or .mp4, or with --format h264 its H.264 in any output).")
     var encoder: EncoderChoice = .auto
 
     @OptionGroup var vaDeviceOption: VADeviceOption

@@ -31,7 +31,7 @@ struct Snapshot: ParsableCommand {
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Frame rate to run the camera at while it settles: 30, 30000/1001.", valueName: "rate"))
     var fps: FrameRateArgument?
 
-    @Option(name: .long, help: "Camera pixel format: auto (as for recording), yuyv, nv12, yu12, mjpeg (the camera's own JPEG).")
+    @Option(name: .long, help: "Camera pixel format: auto (as for recording), yuyv, nv12, yu12, mjpeg (the camera's own JPEG); h264 is refused, as a still needs a picture.")
     var format: CameraFormatArgument = .auto
 
     @Option(name: .customLong("control"), help: ArgumentHelp("Set a camera control first, e.g. exposure_auto=1 (repeatable, as for recording).", valueName: "name=value"))
@@ -62,6 +62,10 @@ struct Snapshot: ParsableCommand {
     static let bufferCount = V4L2Source.minimumBufferCount + 1
 
     func validate() throws {
+        if format == .h264 {
+            throw ValidationError("--format h264: a still needs a picture, and vtrecord does not decode a camera's H.264: "
+                                  + "use --format mjpeg or a raw format")
+        }
         if let skip, !(0...10_000).contains(skip) {
             throw ValidationError("--skip must be between 0 and 10000, not \(skip)")
         }
@@ -151,7 +155,7 @@ struct Snapshot: ParsableCommand {
                 seen += 1
                 continue
             }
-            if let jpeg = frame.compressed { return (jpeg, frame.sequence, true) }
+            if let jpeg = frame.compressed { return (jpeg.data, frame.sequence, true) }
             guard let picture = frame.buffer else { preconditionFailure("the camera was opened for pictures") }
             let bytes = try Pictures.still(picture, fullRange: source.format.fullRange == true, quality: quality)
             return (bytes, frame.sequence, false)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import VTH264
 import VTTestSupport
 
 /// `--encoder copy`: an MJPEG camera's own JPEGs in Matroska and MP4, byte for byte as v4l2-ctl
@@ -118,6 +119,99 @@ extension CameraRecordingTests {
             #expect(numbers == (0..<75).map { Optional($0) }, "\(numbers)")
         }
 
+        /// The coded pictures (VCL NAL units) of an Annex B stream, in order.
+        static func codedPictures(_ annexB: [UInt8]) -> [[UInt8]] {
+            AnnexB.nalUnitRanges(in: annexB).filter { !$0.isEmpty && NALUnitType(headerByte: annexB[$0.lowerBound]).isVCL }
+                .map { Array(annexB[$0]) }
+        }
+
+        /// A file's H.264 as Annex B, as FFmpeg's demuxer hands it out (`-c copy`).
+        static func storedAnnexB(_ path: String, in camera: FakeCamera) throws -> [UInt8] {
+            let copy = camera.file("stored-\(UUID().uuidString).h264")
+            let r = try Tools.run("ffmpeg", ["-v", "error", "-i", path, "-map", "0:v", "-c", "copy", "-bsf:v", "h264_mp4toannexb",
+                                             "-f", "h264", copy])
+            #expect(r.status == 0 && r.stderr.isEmpty, "\(path): \(r.stderr)")
+            return [UInt8](try Data(contentsOf: URL(fileURLWithPath: copy)))
+        }
+
+        /// The camera's coded pictures of sequence numbers 0 ..< count, as v4l2-ctl receives
+        /// them (one slice a picture), with an IDR picture every `iPeriod` if given.
+        static func camerasPictures(_ camera: FakeCamera, count: Int, iPeriod: Int? = nil) throws -> [[UInt8]] {
+            let streamed = camera.file("v4l2-\(UUID().uuidString).h264")
+            let control = iPeriod.map { ["--set-ctrl=h264_i_frame_period=\($0)"] } ?? []
+            let v4l2 = try ChildProcess.run(["v4l2-ctl", "-d", camera.path] + control
+                                                + ["--set-fmt-video=width=640,height=480,pixelformat=H264",
+                                                   "--stream-mmap=16", "--stream-count=\(count)", "--stream-to=\(streamed)"],
+                                            environment: try camera.environment(), timeout: .seconds(30))
+            try #require(v4l2.status == 0, "\(v4l2.transcript)")
+            return codedPictures([UInt8](try Data(contentsOf: URL(fileURLWithPath: streamed))))
+        }
+
+        /// An H.264 camera (`--format h264`) into a raw stream, Matroska, MP4 and MPEG-TS: each
+        /// file decodes without a word, and its coded pictures are the camera's, byte for byte
+        /// as v4l2-ctl receives them.
+        @Test(arguments: ["h264", "mkv", "mp4", "ts"])
+        func anH264CamerasPicturesAreStoredByteForByte(_ container: String) throws {
+            let camera = try FakeCamera(knobs: [.formats("H264:640x480@30")])
+            let out = camera.file("copy.\(container)")
+            let copied = try Self.record(camera, to: [out], ["--format", "h264", "--frames", "60"])
+            try #require(copied.result.status == 0, "\(copied.result.transcript)")
+            #expect(copied.summary["encoder"] as? String == "copy" && copied.count("frames_encoded") == 60
+                    && copied.count("frames_bad") == 0 && copied.count("dropped_queue") == 0, "\(copied.summary)")
+            let decode = try Tools.run("ffmpeg", ["-v", "error", "-i", out, "-f", "null", "-"])
+            #expect(decode.status == 0 && decode.stderr.isEmpty, "\(decode.stderr)")
+            let stored = Self.codedPictures(container == "h264" ? [UInt8](try Data(contentsOf: URL(fileURLWithPath: out)))
+                                                                 : try Self.storedAnnexB(out, in: camera))
+            let cameras = try Self.camerasPictures(camera, count: 60)
+            try #require(stored.count == 60 && cameras.count == 60, "\(stored.count) and \(cameras.count) pictures")
+            #expect(stored == cameras, "the stored pictures differ from the camera's")
+            if container == "h264" {
+                // The parameter sets come before every IDR picture, as the writer promises.
+                #expect(try SegmentTests.nalTypes(out).prefix(2) == [.sps, .pps])
+            }
+        }
+
+        /// Raw H.264 segments of a second from a camera with an IDR picture every 30 frames: each
+        /// file starts with the parameter sets and an IDR picture and plays alone, and together
+        /// they hold every frame once.
+        @Test func h264SegmentsStartAtTheCamerasIDRPictures() throws {
+            let camera = try FakeCamera(knobs: [.formats("H264:640x480@30")])
+            let copied = try Self.record(camera, to: [camera.file("seg-{n}.h264")],
+                                         ["--format", "h264", "--frames", "90", "--segment-time", "1s"])
+            try #require(copied.result.status == 0, "\(copied.result.transcript)")
+            var numbers: [Int?] = []
+            for n in 0..<3 { numbers += try SegmentTests.playsAlone(camera.file("seg-\(n).h264"), width: 640) }
+            #expect(numbers == (0..<90).map { Optional($0) }, "\(numbers)")
+        }
+
+        /// Damaged access units (every 7th), with an IDR picture every 10 (the camera's H.264 I
+        /// period control set with --control): a damaged one and those after it up to the next
+        /// IDR picture are counted and left out, the rest are the camera's own.
+        @Test func damagedH264IsLeftOutUpToTheNextIDR() throws {
+            let camera = try FakeCamera(knobs: [.formats("H264:640x480@30"), .corruptH264Every(7)])
+            let out = camera.file("copy.mkv")
+            let copied = try Self.record(camera, to: [out], ["--format", "h264", "--frames", "30",
+                                                             "--control", "h264_i_frame_period=10"])
+            try #require(copied.result.status == 0, "\(copied.result.transcript)")
+            var kept: [Int] = []
+            var waiting = false
+            var sequence = 0
+            // Up to the 31st deliverable frame, which the capture thread hands on before the limit
+            // stops it: the frames rejected before it are all counted.
+            while kept.count < 31 {
+                let damaged = (sequence + 1) % 7 == 0
+                if sequence % 10 == 0 && !damaged { waiting = false }
+                if damaged { waiting = true } else if !waiting { kept.append(sequence) }
+                sequence += 1
+            }
+            let stored = Self.codedPictures(try Self.storedAnnexB(out, in: camera))
+            let cameras = try Self.camerasPictures(camera, count: kept[29] + 1, iPeriod: 10)
+            try #require(cameras.count == kept[29] + 1)
+            #expect(stored == kept.prefix(30).map { cameras[$0] }, "stored \(stored.count) pictures, expected those of \(kept)")
+            let rejected = kept[30] - 30
+            #expect(copied.count("frames_bad") >= rejected && copied.count("frames_bad") <= rejected + 2, "\(copied.summary)")
+        }
+
         /// What copy cannot do is refused before anything is written, naming what to do instead.
         @Test func whatNeedsPicturesOrH264IsRefused() throws {
             let camera = try FakeCamera(knobs: [.formats("YUYV:640x480@30")])
@@ -129,7 +223,9 @@ extension CameraRecordingTests {
                 (["-o", camera.file("a.mkv"), "--format", "yuyv"], 2, "use --format mjpeg"),
                 (["-o", camera.file("a.mkv"), "--encoder", "x264", "--check-frames", "decode"], 2,
                  "--check-frames applies to --encoder copy"),
-                (["-o", camera.file("a.mkv")], 3, "--encoder copy stores the camera's own MJPEG frames, and it sends yuyv"),
+                (["-o", camera.file("a.mkv")], 3, "--encoder copy stores the camera's own MJPEG or H.264 frames, and it sends yuyv"),
+                (["-o", camera.file("a.mkv"), "--format", "h264", "--timing", "cfr"], 2, "--timing cfr repeats frames"),
+                (["-o", camera.file("a.mkv"), "--format", "h264", "--encoder", "x264"], 2, "add --encoder copy"),
             ]
             for (arguments, status, words) in refusals {
                 let r = try ChildProcess.run([Tools.vtrecord, "--device", camera.path, "--encoder", "copy", "--frames", "5"]
