@@ -91,11 +91,13 @@ public final class V4L2Source: CaptureSource {
     /// with `.decoded`; an H.264 access unit checked by its NAL structure (`CameraAccessUnits`,
     /// which also holds back what follows damage until the next IDR picture). A camera that
     /// sends neither is refused, and H.264 is refused without it: vtrecord does not decode a
-    /// camera's H.264.
+    /// camera's H.264. `iFramePeriod` gives, at the negotiated rate, how often such a camera is
+    /// to send an IDR picture (`--keyint`): set through its H.264 I-frame period control where
+    /// it has one and `controls` do not set it themselves, else the camera keeps its own.
     public init(path: String, request: CameraRequest, bufferCount: Int = 8, depth: PipelineDepth = PipelineDepth(),
                 strict: Bool = false,
                 reconnect: Bool = false, controls: [ControlSetting] = [], keepCompressed: Bool = false,
-                onlyCompressed: CompressedFrameCheck? = nil,
+                onlyCompressed: CompressedFrameCheck? = nil, iFramePeriod: ((FrameRate) -> Int)? = nil,
                 logger: Logger = Logger(label: "vtrecord.capture")) throws(CaptureError) {
         let device = try V4L2Device(path: path)
         let offered = try device.enumerateFormats()
@@ -132,6 +134,9 @@ public final class V4L2Source: CaptureSource {
             logger.notice("\(path): \(difference)")
         }
         try device.applyControls(controls, logger: logger)
+        if cameraFormat == .h264, let iFramePeriod {
+            try Self.setIFramePeriod(iFramePeriod(rate), on: device, unless: controls, path: path, logger: logger)
+        }
 
         let ring = try V4L2BufferRing(device: device, count: bufferCount)
         self.path = path
@@ -150,6 +155,20 @@ public final class V4L2Source: CaptureSource {
                                fullRange: cameraFormat == .mjpeg ? true : nil, isLive: true)
         let stream = Self.stream(ring, image, cameraFormat, zeroCopy: zeroCopy, depth: depth)
         reader = Mutex(Reader(stream: stream, converter: FrameConverter(width: image.width, height: image.height)))
+    }
+
+    /// The V4L2 name of a camera's H.264 I-frame period (V4L2_CID_MPEG_VIDEO_H264_I_PERIOD).
+    static let iFramePeriodControl = "h264_i_frame_period"
+
+    private static func setIFramePeriod(_ period: Int, on device: V4L2Device, unless controls: [ControlSetting],
+                                        path: String, logger: Logger) throws(CaptureError) {
+        let named = controls.contains { CameraControl.normalizedName($0.name) == iFramePeriodControl }
+        guard !named else { return }
+        guard try device.controls().contains(where: { $0.name == iFramePeriodControl }) else {
+            logger.notice("\(path): the camera has no H.264 I-frame period control; it keeps its own keyframe interval")
+            return
+        }
+        try device.applyControls([ControlSetting(name: iFramePeriodControl, value: "\(period)")], logger: logger)
     }
 
     /// The encoder takes NV12 and I420 with any stride, as long as each plane's rows fit in

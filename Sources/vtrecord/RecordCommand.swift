@@ -115,7 +115,7 @@ extension VTRecord {
                                   holdsLiveStill: http.http != nil)
         let source: any CaptureSource
         do {
-            source = try openSource(depth: depth, live: realTime.isLive, logger: logger)
+            source = try openSource(depth: depth, live: realTime.isLive, keyFrames: settings.keyFrameInterval, logger: logger)
         } catch CaptureError.control(let error) {
             throw PresetLocatedError.locating(error, presets: presets, commandLine: Array(CommandLine.arguments.dropFirst()))
         }
@@ -382,7 +382,8 @@ extension VTRecord {
     }
 
     /// `live`: a test pattern is paced to the clock like a camera.
-    private func openSource(depth: PipelineDepth, live: Bool, logger: Logging.Logger) throws -> any CaptureSource {
+    private func openSource(depth: PipelineDepth, live: Bool, keyFrames: EncoderSettings.KeyFrameInterval,
+                            logger: Logging.Logger) throws -> any CaptureSource {
         if let path = input.input {
             return try Y4MSource(path: path, bufferCount: depth.framesHeld)
         }
@@ -400,7 +401,7 @@ extension VTRecord {
                                   strict: input.strictFormat, reconnect: input.reconnect,
                                   controls: input.controls, keepCompressed: http.http != nil,
                                   onlyCompressed: copies ? (input.checkFrames == .decode ? .decoded : .markers) : nil,
-                                  logger: logger)
+                                  iFramePeriod: copies ? { keyFrames.frames(at: $0) } : nil, logger: logger)
         }
         let size = input.size ?? FrameSize(width: 1280, height: 720)
         let rate = input.fps?.rate ?? .fps30

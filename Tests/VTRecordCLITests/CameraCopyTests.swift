@@ -149,7 +149,8 @@ extension CameraRecordingTests {
 
         /// An H.264 camera (`--format h264`) into a raw stream, Matroska, MP4 and MPEG-TS: each
         /// file decodes without a word, and its coded pictures are the camera's, byte for byte
-        /// as v4l2-ctl receives them.
+        /// as v4l2-ctl receives them with the camera's I-frame period at 60, which vtrecord set
+        /// from the default --keyint of 2 s.
         @Test(arguments: ["h264", "mkv", "mp4", "ts"])
         func anH264CamerasPicturesAreStoredByteForByte(_ container: String) throws {
             let camera = try FakeCamera(knobs: [.formats("H264:640x480@30")])
@@ -162,7 +163,7 @@ extension CameraRecordingTests {
             #expect(decode.status == 0 && decode.stderr.isEmpty, "\(decode.stderr)")
             let stored = Self.codedPictures(container == "h264" ? [UInt8](try Data(contentsOf: URL(fileURLWithPath: out)))
                                                                  : try Self.storedAnnexB(out, in: camera))
-            let cameras = try Self.camerasPictures(camera, count: 60)
+            let cameras = try Self.camerasPictures(camera, count: 60, iPeriod: 60)
             try #require(stored.count == 60 && cameras.count == 60, "\(stored.count) and \(cameras.count) pictures")
             #expect(stored == cameras, "the stored pictures differ from the camera's")
             if container == "h264" {
@@ -171,13 +172,13 @@ extension CameraRecordingTests {
             }
         }
 
-        /// Raw H.264 segments of a second from a camera with an IDR picture every 30 frames: each
-        /// file starts with the parameter sets and an IDR picture and plays alone, and together
-        /// they hold every frame once.
+        /// Raw H.264 segments of a second, with `--keyint 1s` setting the camera's I-frame period
+        /// to 30: each file starts with the parameter sets and an IDR picture and plays alone,
+        /// and together they hold every frame once.
         @Test func h264SegmentsStartAtTheCamerasIDRPictures() throws {
             let camera = try FakeCamera(knobs: [.formats("H264:640x480@30")])
             let copied = try Self.record(camera, to: [camera.file("seg-{n}.h264")],
-                                         ["--format", "h264", "--frames", "90", "--segment-time", "1s"])
+                                         ["--format", "h264", "--frames", "90", "--segment-time", "1s", "--keyint", "1s"])
             try #require(copied.result.status == 0, "\(copied.result.transcript)")
             var numbers: [Int?] = []
             for n in 0..<3 { numbers += try SegmentTests.playsAlone(camera.file("seg-\(n).h264"), width: 640) }
