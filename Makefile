@@ -85,14 +85,15 @@ run: build
 # line's other tests; the modules' own tests, then the other half. Then the tests that need
 # both cores to themselves run on their own: those of --realtime adaptive, which check how the
 # speed controller answers an encoder's cost, and the 1080p recordings with stills, with three
-# streams beside the file, and with fifty viewers of the live stream, that must drop nothing.
+# streams beside the file, with fifty viewers of the live stream, and four cameras' JPEGs
+# stored by four processes at once (--encoder copy), that must drop nothing.
 # Last, SRT through the lossy relay (5 % lost each way, 200 ms round trip) at latency=500,
 # which has two rounds of retransmission and little time to spare: beside the rest, a packet
 # arrived 2 ms after its time and was dropped.
 # SwiftPM's note that a dependency package ships a file it does not declare
 # (swift-distributed-tracing, under Hummingbird) is about that package, not vtrecord's build.
 FOREIGN_PACKAGE_WARNING := ^warning: 'swift-[a-z-]*': found [0-9]* file(s) which are unhandled
-TEST_ALONE := AdaptiveSpeedTests|theSnapshotIsAlwaysAWholeJPEGAndCostsNoFrame|aFileAndThreeStreamsFromA1080pCameraDropNothing|fiftyViewersCostTheRecordingNothing
+TEST_ALONE := AdaptiveSpeedTests|theSnapshotIsAlwaysAWholeJPEGAndCostsNoFrame|aFileAndThreeStreamsFromA1080pCameraDropNothing|fiftyViewersCostTheRecordingNothing|fourFullHDCamerasAtOnceDropNothing
 TEST_WAITING := PublishingTests|PublishingReceiverTests|StreamPeerProofTests|ContainerTrialTests|SoundCaptureTests|EventClipTests
 TEST_QUIET := srtThroughALossyRelay|srtAtLatency500ThroughALossyLinkDecodesClean
 # The first half of the command line's other suites; the second is whatever is left, so a new

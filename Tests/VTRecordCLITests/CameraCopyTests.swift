@@ -213,6 +213,31 @@ extension CameraRecordingTests {
             #expect(copied.count("frames_bad") >= rejected && copied.count("frames_bad") <= rejected + 2, "\(copied.summary)")
         }
 
+        /// Four 1080p30 MJPEG cameras recorded at once by four processes with --encoder copy,
+        /// as one small host would record them: none drops a frame, and each file holds its
+        /// camera's 150 frames in order. (Each camera hands out a ring of ten JPEGs it made
+        /// once, so its own work does not crowd the recorders.)
+        @Test func fourFullHDCamerasAtOnceDropNothing() throws {
+            let cameras = try (0..<4).map { try FakeCamera(path: "/dev/video\($0)", knobs: [.pictureRing(10)]) }
+            let children = try cameras.map { camera in
+                try ChildProcess([Tools.vtrecord, "--device", camera.path, "--encoder", "copy", "--size", "1920x1080",
+                                  "--fps", "30", "--frames", "150", "-o", camera.file("copy.mkv"),
+                                  "--json-summary", camera.file("summary.json"), "--quiet"],
+                                 environment: try camera.environment())
+            }
+            for (camera, child) in zip(cameras, children) {
+                let r = child.wait(timeout: .seconds(60))
+                #expect(r.status == 0, "\(camera.path): \(r.transcript)")
+                let summary = try SegmentTests.json(camera.file("summary.json"))
+                #expect(summary["frames_encoded"] as? Int == 150 && summary["dropped_queue"] as? Int == 0
+                        && summary["dropped_driver"] as? Int == 0 && summary["frames_bad"] as? Int == 0,
+                        "\(camera.path): \(summary)")
+                // A ring of ten pictures: frame n shows the number n mod 10.
+                let numbers = try Tools.counters(camera.file("copy.mkv"), width: 1920)
+                #expect(numbers == (0..<150).map { Optional($0 % 10) }, "\(camera.path): \(numbers)")
+            }
+        }
+
         /// What copy cannot do is refused before anything is written, naming what to do instead.
         @Test func whatNeedsPicturesOrH264IsRefused() throws {
             let camera = try FakeCamera(knobs: [.formats("YUYV:640x480@30")])
