@@ -1,66 +1,98 @@
 import ArgumentParser
+import Logging
+import VTCapture
 import VTCore
 import VTOutput
 
 extension VTRecord {
     /// `--encoder copy` stores a camera's own Motion-JPEG or H.264 frames: it needs a camera,
     /// outputs that carry what it stores (Motion JPEG: Matroska and MP4 files; H.264: any), and
-    /// nothing that needs the pictures, which it never decodes.
+    /// nothing that needs the pictures, which it never decodes. `--prefer-copy` asks `auto` for
+    /// the same where it can.
     func validateCopy() throws {
+        if encoder.preferCopy && encoder.encoder != .auto {
+            throw ValidationError("--prefer-copy applies to --encoder auto, which it lets store the camera's frames")
+        }
         guard encoder.encoder == .copy else {
-            if input.checkFrames != .markers {
+            if input.checkFrames != .markers && !encoder.preferCopy {
                 throw ValidationError("--check-frames applies to --encoder copy: an encoder decodes every frame anyway")
             }
-            if input.format == .h264 {
+            if input.format == .h264 && !encoder.preferCopy {
                 throw ValidationError("--format h264 is stored as the camera sends it, never decoded: add --encoder copy")
             }
             return
         }
+        if let obstacle = copyObstacle() { throw ValidationError(obstacle) }
+    }
+
+    /// What stands in the way of storing the camera's frames as they come, in one line naming
+    /// what to do instead; nil when nothing does.
+    func copyObstacle() -> String? {
         if input.input != nil || input.testPattern {
-            throw ValidationError("--encoder copy stores a camera's own MJPEG or H.264 frames, and "
-                                  + "\(input.input != nil ? "--input" : "--test-pattern") sends pictures: use x264 or vaapi")
+            return "--encoder copy stores a camera's own MJPEG or H.264 frames, and "
+                + "\(input.input != nil ? "--input" : "--test-pattern") sends pictures: use x264 or vaapi"
         }
         if let format = input.format.pixelFormat, format != .mjpeg && format != .h264 {
-            throw ValidationError("--encoder copy stores a camera's own MJPEG or H.264 frames, not \(format.rawValue): "
-                                  + "use --format mjpeg or h264, or another --encoder")
+            return "--encoder copy stores a camera's own MJPEG or H.264 frames, not \(format.rawValue): "
+                + "use --format mjpeg or h264, or another --encoder"
         }
         if input.format == .h264 && input.timing == .cfr {
-            throw ValidationError("--timing cfr repeats frames into empty slots, which a camera's H.264 cannot take: "
-                                  + "each access unit is stored once, at its time")
+            return "--timing cfr repeats frames into empty slots, which a camera's H.264 cannot take: "
+                + "each access unit is stored once, at its time"
         }
         if input.format == .h264 && input.checkFrames == .decode {
-            throw ValidationError("--check-frames decode applies to MJPEG; a camera's H.264 is checked by its NAL structure")
+            return "--check-frames decode applies to MJPEG; a camera's H.264 is checked by its NAL structure"
         }
         let needPictures = [events.motion ? "--motion" : nil, output.snapshot.map { _ in "--snapshot" },
                             http.http.map { _ in "--http" }]
             .compactMap { $0 }
         if let first = needPictures.first {
-            throw ValidationError("\(first) needs the pictures, which --encoder copy does not decode: "
-                                  + "record with x264 or vaapi")
+            return "\(first) needs the pictures, which --encoder copy does not decode: record with x264 or vaapi"
         }
         // H.264 goes wherever an encoder's would.
-        guard input.format != .h264 else { return }
+        guard input.format != .h264 else { return nil }
         do throws(UsageError) {
             if let destination = try output.recordingDestination() {
-                throw UsageError("-o \(destination): a stream carries H.264, and --encoder copy keeps MJPEG: "
-                                 + "write it to a .mkv or .mp4 file")
+                return "-o \(destination): a stream carries H.264, and --encoder copy keeps MJPEG: write it to a .mkv or .mp4 file"
             }
             var files: [(String, Container)] = []
             if let recording = output.recording { files.append((recording, try output.chosenContainer())) }
             for branch in try output.branches() {
                 guard case .file(let path) = branch.target else {
-                    throw UsageError("-o \(branch.name): a stream carries H.264, and --encoder copy keeps MJPEG: "
-                                     + "write it to a .mkv or .mp4 file")
+                    return "-o \(branch.name): a stream carries H.264, and --encoder copy keeps MJPEG: "
+                        + "write it to a .mkv or .mp4 file"
                 }
                 files.append((path, branch.fileContainer))
             }
             if let clips = events.events, let container = try events.container() { files.append((clips, container)) }
             for (path, container) in files where container != .mkv && container != .mp4 {
-                throw UsageError("\(path): a .\(container.extensions[0]) file cannot carry MJPEG, which --encoder copy "
-                                 + "keeps: write a .mkv or .mp4 file")
+                return "\(path): a .\(container.extensions[0]) file cannot carry MJPEG, which --encoder copy keeps: "
+                    + "write a .mkv or .mp4 file"
             }
         } catch {
-            throw ValidationError(error.message)
+            return error.message
         }
+        return nil
+    }
+
+    /// Whether this recording stores the camera's frames as they come: `--encoder copy`, or
+    /// `auto` with `--prefer-copy` when nothing stands in the way and the camera offers MJPEG
+    /// (H.264 with `--format h264`); otherwise `auto` encodes, and says why.
+    func copiesFrames(logger: Logger) -> Bool {
+        if encoder.encoder == .copy { return true }
+        guard encoder.preferCopy, encoder.encoder == .auto else { return false }
+        if let obstacle = copyObstacle() {
+            if !output.quiet { logger.notice("--prefer-copy: encoding instead, as \(obstacle)") }
+            return false
+        }
+        let wanted: CameraPixelFormat = input.format == .h264 ? .h264 : .mjpeg
+        guard let offers = try? CameraDiscovery.formats(path: input.camera.path),
+              offers.contains(where: { $0.pixelFormat == wanted }) else {
+            if !output.quiet {
+                logger.notice("--prefer-copy: encoding instead, as \(input.camera.path) does not offer \(wanted.rawValue)")
+            }
+            return false
+        }
+        return true
     }
 }

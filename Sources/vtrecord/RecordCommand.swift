@@ -101,21 +101,23 @@ extension VTRecord {
         let streamsWithSound = (destination.map { [OutputSpec(destination: $0)] } ?? []) + branchSpecs
             + (clipSpec.map { [$0] } ?? [])
         let soundCodec = try sound.audio.map { _ throws(UsageError) in try sound.codec(for: container, alsoFor: streamsWithSound) }
+        let copying = copiesFrames(logger: logger)
         // A camera's H.264 cannot repeat an access unit into an empty slot: every frame once.
-        let timing = encoder.encoder == .copy && input.format == .h264 ? .passthrough : input.timing(for: container)
+        let timing = copying && input.format == .h264 ? .passthrough : input.timing(for: container)
         // The frames the pipeline can hold, which the source's buffer pools are sized for.
         var settings = encoder.settings()
         // A camera adapts unless told otherwise (or its frames are copied, which takes no
         // encoding to adapt); a file or the pattern only when told to.
         let fromCamera = input.input == nil && !input.testPattern
-        let realTime = settings.realTime ?? (fromCamera ? (encoder.encoder == .copy ? .drop : .adaptive) : .off)
+        let realTime = settings.realTime ?? (fromCamera ? (copying ? .drop : .adaptive) : .off)
         let depth = PipelineDepth(queue: realTime == .adaptive ? PipelineDepth.adaptiveQueue : PipelineDepth.defaultQueue,
                                   holdsGridFrame: timing == .cfr,
                                   holdsStill: output.snapshot != nil || events.controlSocket != nil || http.http != nil,
                                   holdsLiveStill: http.http != nil)
         let source: any CaptureSource
         do {
-            source = try openSource(depth: depth, live: realTime.isLive, keyFrames: settings.keyFrameInterval, logger: logger)
+            source = try openSource(depth: depth, live: realTime.isLive, copying: copying,
+                                    keyFrames: settings.keyFrameInterval, logger: logger)
         } catch CaptureError.control(let error) {
             throw PresetLocatedError.locating(error, presets: presets, commandLine: Array(CommandLine.arguments.dropFirst()))
         }
@@ -134,7 +136,7 @@ extension VTRecord {
             logger.notice("\(notice)")
         }
 
-        let selection = try EncoderSelection.select(encoder.encoder, vaDevice: encoder.vaDevice, settings: settings,
+        let selection = try EncoderSelection.select(copying ? .copy : encoder.encoder, vaDevice: encoder.vaDevice, settings: settings,
                                                     width: format.width, height: format.height)
         if !output.quiet {
             for notice in selection.notices { logger.notice("\(notice)") }
@@ -382,7 +384,8 @@ extension VTRecord {
     }
 
     /// `live`: a test pattern is paced to the clock like a camera.
-    private func openSource(depth: PipelineDepth, live: Bool, keyFrames: EncoderSettings.KeyFrameInterval,
+    private func openSource(depth: PipelineDepth, live: Bool, copying copies: Bool,
+                            keyFrames: EncoderSettings.KeyFrameInterval,
                             logger: Logging.Logger) throws -> any CaptureSource {
         if let path = input.input {
             return try Y4MSource(path: path, bufferCount: depth.framesHeld)
@@ -394,7 +397,6 @@ extension VTRecord {
                 throw NoDefaultCamera()
             }
             // --encoder copy keeps the camera's MJPEG, so that is what it asks for.
-            let copies = encoder.encoder == .copy
             let request = CameraRequest(format: input.format.pixelFormat ?? (copies ? .mjpeg : nil), size: input.size,
                                         frameRate: input.fps?.rate)
             return try V4L2Source(path: input.camera.path, request: request, bufferCount: input.buffers, depth: depth,

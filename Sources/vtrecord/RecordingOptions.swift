@@ -269,6 +269,9 @@ struct EncoderOptions: ParsableArguments {
     @Option(name: .long, help: "Encoder: auto (default: VA-API hardware when a device can encode with these settings, else x264, saying which and why), vaapi (hardware or exit 4), x264, copy (no encoding: store a camera's own MJPEG frames in .mkv or .mp4, or with --format h264 its H.264 in any output).")
     var encoder: EncoderChoice = .auto
 
+    @Flag(name: .long, inversion: .prefixedNo, help: "With --encoder auto: store the camera's own MJPEG frames (H.264 with --format h264) as --encoder copy does when the camera offers them and nothing asked needs the pictures; otherwise encode, saying why (--no-prefer-copy undoes a preset's).")
+    var preferCopy = false
+
     @OptionGroup var vaDeviceOption: VADeviceOption
 
     var vaDevice: String? { vaDeviceOption.vaDevice }

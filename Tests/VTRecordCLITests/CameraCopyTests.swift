@@ -238,6 +238,35 @@ extension CameraRecordingTests {
             }
         }
 
+        /// `--encoder auto --prefer-copy` stores an MJPEG camera's JPEGs, and encodes, saying why,
+        /// when something needs the pictures or the camera sends no MJPEG.
+        @Test func autoCopiesOnlyWhenPreferredAndPossible() throws {
+            let cases: [([FakeCamera.Knob], [String], String, String?)] = [
+                ([], [], "copy", nil),
+                ([], ["--motion"], "x264", "--prefer-copy: encoding instead, as --motion needs the pictures"),
+                ([.formats("YUYV:640x480@30")], [], "x264", "does not offer mjpeg"),
+            ]
+            for (knobs, extra, encoder, notice) in cases {
+                let camera = try FakeCamera(knobs: knobs)
+                let summaryPath = camera.file("summary.json")
+                let r = try ChildProcess.run([Tools.vtrecord, "--device", camera.path, "--encoder", "auto", "--prefer-copy",
+                                              "--size", "640x480", "--frames", "10", "--speed", "ultrafast",
+                                              "-o", camera.file("out.mkv"), "--json-summary", summaryPath] + extra,
+                                             environment: try camera.environment(), timeout: .seconds(30))
+                try #require(r.status == 0, "\(extra): \(r.transcript)")
+                #expect(try SegmentTests.json(summaryPath)["encoder"] as? String == encoder, "\(extra)")
+                if let notice { #expect(r.standardError.contains(notice), "\(r.standardError)") }
+            }
+            let plain = try FakeCamera()
+            let r = try ChildProcess.run([Tools.vtrecord, "--device", plain.path, "--size", "640x480", "--frames", "5",
+                                          "--format", "mjpeg", "--speed", "ultrafast", "-o", plain.file("out.mkv"),
+                                          "--json-summary", plain.file("summary.json"), "--quiet"],
+                                         environment: try plain.environment(), timeout: .seconds(30))
+            try #require(r.status == 0, "\(r.transcript)")
+            #expect(try SegmentTests.json(plain.file("summary.json"))["encoder"] as? String != "copy",
+                    "auto without --prefer-copy encodes")
+        }
+
         /// What copy cannot do is refused before anything is written, naming what to do instead.
         @Test func whatNeedsPicturesOrH264IsRefused() throws {
             let camera = try FakeCamera(knobs: [.formats("YUYV:640x480@30")])
