@@ -105,4 +105,22 @@ import Glibc
         try #require(soundBytes > 1000, "\(soundBytes) bytes of sound in \(name)")
         Self.check(try Self.play(dir, file: name, query: query), "\(container) with \(codec), \(mode)", soundBytes: soundBytes)
     }
+
+    /// An H.264 camera's own access units stored by --encoder copy, with the test sound in AAC:
+    /// Chromium plays the finalized MP4 to its end, both tracks.
+    @Test func chromiumPlaysAnH264CamerasStreamStoredAsItCame() throws {
+        let camera = try FakeCamera(knobs: [.formats("H264:640x480@30")])
+        let dir = try TemporaryDirectory()
+        let path = dir.path("camera.mp4")
+        let r = try ChildProcess.run([Tools.vtrecord, "--device", camera.path, "--encoder", "copy", "--format", "h264",
+                                      "--size", "640x480", "--fps", "30", "--frames", "\(Self.frames)", "--keyint", "1s",
+                                      "--audio", "test", "--quiet", "-o", path],
+                                     environment: try camera.environment(), timeout: .seconds(60))
+        try #require(r.status == 0, "\(r.transcript)")
+        let packets = try Tools.ffprobe(path, ["-select_streams", "a", "-show_entries", "packet=size", "-show_packets"])
+        let soundBytes = (packets["packets"] as? [[String: Any]] ?? []).compactMap { ($0["size"] as? String).flatMap(Int.init) }
+            .reduce(0, +)
+        try #require(soundBytes > 1000, "\(soundBytes) bytes of sound")
+        Self.check(try Self.play(dir, file: "camera.mp4", query: "mode=file"), "an H.264 camera's copy", soundBytes: soundBytes)
+    }
 }

@@ -70,6 +70,32 @@ import Glibc
         #expect(outputs.last?["packets_dropped"] as? Int == 0, "\(outputs)")
     }
 
+    /// An H.264 camera's own access units (--encoder copy) to a file and an SRT stream at once:
+    /// the receiver decodes the file's pictures from a keyframe on, without an error.
+    @Test func anH264CamerasStreamStoredAsItCameIsPublishedToo() async throws {
+        let dir = try TemporaryDirectory()
+        let camera = try FakeCamera(knobs: [.formats("H264:640x480@30")])
+        let environment = try camera.environment()
+        let (result, parts) = try await StreamPeerProofTests.offThePool {
+            let receiver = try StreamReceiver(.srt())
+            let result = try ChildProcess.run(
+                [Tools.vtrecord, "--device", camera.path, "--encoder", "copy", "--format", "h264", "--size", "640x480",
+                 "--keyint", "1s", "--duration", "3s", "--quiet", "--json-summary", dir.path("summary.json"),
+                 "-o", dir.path("local.mkv"), "-o", receiver.url],
+                environment: environment, timeout: .seconds(30))
+            return (result, receiver.stop())
+        }
+        #expect(result.status == 0, "\(result.transcript)")
+        let (local, _) = try FrameChecksums.decoding(dir.path("local.mkv"))
+        #expect(local.video.count >= 85)
+        let part = try #require(parts.count == 1 ? parts.first : nil, "\(Self.describe(parts))")
+        #expect(part.decodingErrors.isEmpty, "\(part.decodingErrors)")
+        #expect(Self.follows(part.hashes, local.hashes), "\(Self.describe(parts))")
+        #expect(part.frames.count >= local.video.count - 30, "\(Self.describe(parts))")
+        let outputs = try Self.summary(dir.path("summary.json"))["outputs"] as? [[String: Any]] ?? []
+        #expect(outputs.last?["packets_dropped"] as? Int == 0, "\(outputs)")
+    }
+
     /// The receiver dies a second in and is back 5 s later: the stream reconnects and the
     /// receiver's second part starts with a keyframe, asked of the encoder (at once with
     /// zerolatency, whose encoder holds no picture back), and decodes clean; the local file
