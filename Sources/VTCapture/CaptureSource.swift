@@ -77,6 +77,8 @@ public struct CapturedFrame: ~Copyable, Sendable {
     }
 
     /// The picture, for reading while the frame is held; nil for a frame kept only compressed.
+    /// Kept beside the lease rather than read through it: reading into an optional
+    /// non-copyable lease would take it out of the frame.
     public let buffer: PixelBuffer?
 }
 

@@ -300,7 +300,7 @@ public final class V4L2Source: CaptureSource {
             let bytes = UnsafeRawBufferPointer(start: filled.bytes, count: filled.bytesUsed)
             if cameraFormat == .h264 {
                 let unit: CompressedFrame
-                switch reader.accessUnits.take(Array(bytes)) {
+                switch reader.accessUnits.take(bytes) {
                 case let .unit(data, isKeyFrame):
                     unit = CompressedFrame(data: data, format: reader.accessUnits.format!, isKeyFrame: isKeyFrame)
                 case .damaged(let why):

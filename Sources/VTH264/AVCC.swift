@@ -52,36 +52,40 @@ public enum AVCC {
     /// Annex B → AVCC with 4-byte lengths, and with `parameterSetsApart`, SPS/PPS/AUD out of
     /// the access unit (`SplitAccessUnit`).
     public static func fromAnnexB(_ data: [UInt8], parameterSetsApart: Bool) -> SplitAccessUnit {
-        data.withUnsafeBufferPointer { bytes in
-            let ranges = AnnexB.nalUnitRanges(in: UnsafeRawBufferPointer(bytes))
-            var split = SplitAccessUnit(accessUnit: [], sequenceParameterSets: [], pictureParameterSets: [])
-            split.accessUnit.reserveCapacity(ranges.reduce(0) { $0 + 4 + $1.count })
-            for range in ranges {
-                if parameterSetsApart {
-                    // An empty unit between two start codes carries nothing to keep.
-                    if range.isEmpty { continue }
-                    switch NALUnitHeader(bytes[range.lowerBound]).type {
-                    case .sps:
-                        split.sequenceParameterSets.append(Array(bytes[range]))
-                        continue
-                    case .pps:
-                        split.pictureParameterSets.append(Array(bytes[range]))
-                        continue
-                    case .accessUnitDelimiter:
-                        continue
-                    default:
-                        break
-                    }
+        data.withUnsafeBytes { fromAnnexB($0, parameterSetsApart: parameterSetsApart) }
+    }
+
+    /// `fromAnnexB(_:parameterSetsApart:)` for bytes in place (a camera's buffer), copied once.
+    public static func fromAnnexB(_ raw: UnsafeRawBufferPointer, parameterSetsApart: Bool) -> SplitAccessUnit {
+        let bytes = raw.assumingMemoryBound(to: UInt8.self)
+        let ranges = AnnexB.nalUnitRanges(in: raw)
+        var split = SplitAccessUnit(accessUnit: [], sequenceParameterSets: [], pictureParameterSets: [])
+        split.accessUnit.reserveCapacity(ranges.reduce(0) { $0 + 4 + $1.count })
+        for range in ranges {
+            if parameterSetsApart {
+                // An empty unit between two start codes carries nothing to keep.
+                if range.isEmpty { continue }
+                switch NALUnitHeader(bytes[range.lowerBound]).type {
+                case .sps:
+                    split.sequenceParameterSets.append(Array(bytes[range]))
+                    continue
+                case .pps:
+                    split.pictureParameterSets.append(Array(bytes[range]))
+                    continue
+                case .accessUnitDelimiter:
+                    continue
+                default:
+                    break
                 }
-                let length = UInt32(truncatingIfNeeded: range.count)
-                split.accessUnit.append(UInt8(truncatingIfNeeded: length >> 24))
-                split.accessUnit.append(UInt8(truncatingIfNeeded: length >> 16))
-                split.accessUnit.append(UInt8(truncatingIfNeeded: length >> 8))
-                split.accessUnit.append(UInt8(truncatingIfNeeded: length))
-                split.accessUnit.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[range]))
             }
-            return split
+            let length = UInt32(truncatingIfNeeded: range.count)
+            split.accessUnit.append(UInt8(truncatingIfNeeded: length >> 24))
+            split.accessUnit.append(UInt8(truncatingIfNeeded: length >> 16))
+            split.accessUnit.append(UInt8(truncatingIfNeeded: length >> 8))
+            split.accessUnit.append(UInt8(truncatingIfNeeded: length))
+            split.accessUnit.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[range]))
         }
+        return split
     }
 
     /// Walks the length prefixes of one access unit, calling `body` with each non-empty NAL

@@ -28,8 +28,14 @@ public struct CameraAccessUnits {
 
     /// Takes the next access unit from the camera.
     public mutating func take(_ annexB: [UInt8]) -> Outcome {
+        annexB.withUnsafeBytes { take($0) }
+    }
+
+    /// Takes the next access unit from the camera, in place in the camera's buffer: a unit
+    /// let through is copied once, into its AVCC form.
+    public mutating func take(_ annexB: UnsafeRawBufferPointer) -> Outcome {
         let isKeyFrame: Bool
-        switch annexB.withUnsafeBytes({ AccessUnitCheck.examine($0, parameterSetsSeen: format != nil) }) {
+        switch AccessUnitCheck.examine(annexB, parameterSetsSeen: format != nil) {
         case .success(let isIDR):
             isKeyFrame = isIDR
         case .failure(let problem):

@@ -55,12 +55,10 @@ final class FileFinisher: Sendable {
             } catch {
                 state.withLock { if $0.failure == nil { $0.failure = error } }
             }
-            let after = output.statistics
+            let added = output.statistics - before
             let finalized = output.finalized
             state.withLock { outcome in
-                outcome.statistics.bytes += after.bytes - before.bytes
-                outcome.statistics.frames += after.frames - before.frames
-                outcome.statistics.keyFrames += after.keyFrames - before.keyFrames
+                outcome.statistics = outcome.statistics + added
                 if let finalized { outcome.finalized = finalized && (outcome.finalized ?? true) }
             }
         }

@@ -16,6 +16,11 @@ public struct OutputStatistics: Sendable, Equatable {
         OutputStatistics(bytes: lhs.bytes + rhs.bytes, frames: lhs.frames + rhs.frames,
                          keyFrames: lhs.keyFrames + rhs.keyFrames)
     }
+
+    static func - (lhs: OutputStatistics, rhs: OutputStatistics) -> OutputStatistics {
+        OutputStatistics(bytes: lhs.bytes - rhs.bytes, frames: lhs.frames - rhs.frames,
+                         keyFrames: lhs.keyFrames - rhs.keyFrames)
+    }
 }
 
 /// Where a recording's encoded frames go, in the x264 CLI's shape (open, write headers, write

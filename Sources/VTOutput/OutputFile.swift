@@ -216,9 +216,10 @@ public final class OutputFile {
 }
 
 /// The ranges of one file to start writing to the medium, started on `DiskThread`: the writer
-/// only notes a range, and ranges noted while that thread is busy are started with one call. It holds a descriptor of its own for the file (dup), so the file
-/// can be closed while a range waits; the descriptor is closed once the last range was started
-/// and the file's writer let go of it.
+/// only notes a range, and ranges noted while that thread is busy are started with one call.
+/// It holds a descriptor of its own for the file (dup), so the file can be closed while a range
+/// waits; that descriptor is closed once the last range was started and the file's writer let
+/// go of it.
 final class WritebackRequests: Sendable {
     private struct Pending {
         var start: Int64

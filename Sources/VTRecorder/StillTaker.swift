@@ -142,7 +142,9 @@ public final class StillTaker: Sendable {
                 next = slot.pending.take()
                 return (slot.finished, slot.periodicDue, slot.answering)
             }
-            if let frame = next, let picture = frame.buffer {
+            if let frame = next {
+                // `offer` keeps only frames with a picture.
+                guard let picture = frame.buffer else { preconditionFailure("a still was taken of a frame without a picture") }
                 var failure: (any Error)?
                 if periodic { failure = still(of: picture, take) }
                 for request in answering { request.answer(still(of: picture, request.take)) }
