@@ -215,6 +215,56 @@ import VTTestSupport
         #expect(copied.count("frames_bad") >= rejected && copied.count("frames_bad") <= rejected + 2, "\(copied.summary)")
     }
 
+    /// Event clips and retention with the camera's own frames, MJPEG and H.264: SIGUSR1 at
+    /// frame 90 with a second before and after makes a clip that holds the camera's frames
+    /// from a keyframe at or before frame 60 through frame 120 (and on to the frame before the
+    /// camera's next IDR picture, for H.264), each once, byte for byte as the camera sent them; beside it, segments of a second under `--keep-size 1k` go oldest
+    /// first, and those left each play alone.
+    @Test(arguments: ["mjpeg", "h264"])
+    func eventClipsAndRetentionWorkAsForEncodedStreams(_ format: String) throws {
+        let h264 = format == "h264"
+        let camera = try FakeCamera(knobs: [.signalAt([90])] + (h264 ? [.formats("H264:640x480@30")] : []))
+        let copied = try Self.record(camera, to: [camera.file("seg-{n}.mkv")],
+                                     ["--format", format, "--frames", "240", "--segment-time", "1s", "--keyint", "1s",
+                                      "--keep-size", "1k", "--events", camera.file("clip-{n}.mp4"),
+                                      "--pre-roll", "1s", "--post-roll", "1s"])
+        try #require(copied.result.status == 0, "\(copied.result.transcript)")
+        #expect(copied.count("dropped_queue") == 0 && copied.count("frames_bad") == 0, "\(copied.summary)")
+        let clips = EventClipTests.clips(copied.summary)
+        try #require(clips.count == 1, "\(copied.summary["events"] ?? "no events")")
+        #expect(clips[0]["state"] as? String == "finished" && clips[0]["trigger"] as? String == "signal")
+        let clip = camera.file("clip-0.mp4")
+        let frames = try EventClipTests.counters(clip)
+        #expect(frames.first! <= 60 && frames.first! > 60 - (h264 ? 30 : 1), "the pre-roll starts at \(frames.first!)")
+        // A clip ends before a keyframe. An encoder is asked for one at the end of the post-roll;
+        // the camera is not, so its clip runs on to the frame before its next IDR picture.
+        #expect(frames.last! >= 120 && frames.last! <= (h264 ? 149 : 122), "the post-roll ends at \(frames.last!)")
+        #expect(clips[0]["frames"] as? Int == frames.count)
+        if h264 {
+            let stored = Self.codedPictures(try Self.storedAnnexB(clip, in: camera))
+            let cameras = try Self.camerasPictures(camera, count: frames.last! + 1, iPeriod: 30)
+            #expect(stored == Array(cameras[frames.first!...]), "the clip's pictures differ from the camera's")
+        } else {
+            let stored = try Self.storedJPEGs(clip, in: camera)
+            let cameras = try CameraRecordingTests.SnapshotTests.camerasJPEGs(camera, count: frames.last! + 1)
+            #expect(stored == Array(cameras[frames.first!...]), "the clip's JPEGs differ from the camera's")
+        }
+
+        // Eight segments; at each close the sweep deletes all but the file being written.
+        let retention = try RetentionTests.retention(copied.summary)
+        let deleted = (retention["deleted"] as? [[String: Any]] ?? []).compactMap {
+            ($0["file"] as? String).map { URL(fileURLWithPath: $0).lastPathComponent }
+        }
+        #expect(deleted.count >= 6 && deleted == (0..<deleted.count).map { "seg-\($0).mkv" }, "oldest first: \(deleted)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: camera.directory.path)
+            .filter { $0.hasPrefix("seg-") }.sorted()
+        #expect(!left.isEmpty && left.count <= 2 && Set(left).isDisjoint(with: deleted), "\(left)")
+        for name in left {
+            let decode = try Tools.run("ffmpeg", ["-v", "error", "-i", camera.file(name), "-f", "null", "-"])
+            #expect(decode.status == 0 && decode.stderr.isEmpty, "\(name): \(decode.stderr)")
+        }
+    }
+
     /// Four 1080p30 MJPEG cameras recorded at once by four processes with --encoder copy,
     /// as one small host would record them: none drops a frame, and each file holds its
     /// camera's 150 frames in order. (Each camera hands out a ring of ten JPEGs it made
