@@ -2,6 +2,7 @@ import CV4L2
 import Logging
 import Synchronization
 import VTCore
+import VTDecoding
 import VTH264
 
 #if canImport(Glibc)
@@ -39,8 +40,8 @@ public final class V4L2Source: CaptureSource {
     /// a still is written as the camera made it. Off for recording, which only needs pictures.
     let keepsCompressed: Bool
     /// `--encoder copy`: each frame is the camera's JPEG or H.264 access unit alone, checked
-    /// (a JPEG by its markers, and decoded into a pooled picture let go at once with
-    /// `.decoded`; H.264 by its NAL structure); nil otherwise.
+    /// (a JPEG by its markers, H.264 by its NAL structure; with `.decoded` each is also
+    /// decoded, into a picture let go at once); nil otherwise.
     let keepsOnlyCompressed: CompressedFrameCheck?
     let interrupt = SourceInterrupt()
     private let reader: Mutex<Reader>
@@ -77,6 +78,9 @@ public final class V4L2Source: CaptureSource {
         var restartedWithoutFrame = false
         /// An H.264 camera's access units, checked and made AVCC (`--encoder copy`).
         var accessUnits = CameraAccessUnits()
+        /// Each of those decoded as well (`--check-frames decode`); nil when not asked for, or
+        /// when the decoder cannot decode the stream.
+        var decodeCheck: H264DecodeCheck?
     }
 
     /// Opens `path`, checks it can capture, negotiates `request` and maps `bufferCount`
@@ -89,9 +93,10 @@ public final class V4L2Source: CaptureSource {
     /// `onlyCompressed` (`--encoder copy`): frames carry the camera's compressed frame alone:
     /// a JPEG checked by its markers and size (`JPEGFrameCheck`), and decoded in full as well
     /// with `.decoded`; an H.264 access unit checked by its NAL structure (`CameraAccessUnits`,
-    /// which also holds back what follows damage until the next IDR picture). A camera that
-    /// sends neither is refused, and H.264 is refused without it: vtrecord does not decode a
-    /// camera's H.264. `iFramePeriod` gives, at the negotiated rate, how often such a camera is
+    /// which also holds back what follows damage until the next IDR picture), and decoded by
+    /// libavcodec as well with `.decoded` (`H264DecodeCheck`). A camera that sends neither is
+    /// refused, and H.264 is refused without it: vtrecord records a camera's H.264 only as it
+    /// comes. `iFramePeriod` gives, at the negotiated rate, how often such a camera is
     /// to send an IDR picture (`--keyint`): set through its H.264 I-frame period control where
     /// it has one and `controls` do not set it themselves, else the camera keeps its own.
     public init(path: String, request: CameraRequest, bufferCount: Int = 8, depth: PipelineDepth = PipelineDepth(),
@@ -154,7 +159,15 @@ public final class V4L2Source: CaptureSource {
                                width: image.width, height: image.height, frameRate: rate,
                                fullRange: cameraFormat == .mjpeg ? true : nil, isLive: true)
         let stream = Self.stream(ring, image, cameraFormat, zeroCopy: zeroCopy, depth: depth)
-        reader = Mutex(Reader(stream: stream, converter: FrameConverter(width: image.width, height: image.height)))
+        var initial = Reader(stream: stream, converter: FrameConverter(width: image.width, height: image.height))
+        if cameraFormat == .h264 && onlyCompressed == .decoded {
+            do {
+                initial.decodeCheck = try H264DecodeCheck()
+            } catch {
+                logger.warning("\(path): --check-frames decode: \(error); the camera's H.264 access units are checked by their NAL structure alone")
+            }
+        }
+        reader = Mutex(initial)
     }
 
     /// The V4L2 name of a camera's H.264 I-frame period (V4L2_CID_MPEG_VIDEO_H264_I_PERIOD).
@@ -303,6 +316,16 @@ public final class V4L2Source: CaptureSource {
                 switch reader.accessUnits.take(bytes) {
                 case let .unit(data, isKeyFrame):
                     unit = CompressedFrame(data: data, format: reader.accessUnits.format!, isKeyFrame: isKeyFrame)
+                    switch reader.decodeCheck?.check(data, format: unit.format, isKeyFrame: isKeyFrame) ?? .whole {
+                    case .whole:
+                        break
+                    case .damaged(let why):
+                        reader.accessUnits.damagedAfterAll()
+                        return rejected("frame \(sequence): \(why)")
+                    case .cannotCheck(let why):
+                        reader.decodeCheck = nil
+                        logger.warning("\(path): --check-frames decode: the camera's H.264 cannot be decoded here (\(why)); its access units are checked by their NAL structure alone")
+                    }
                 case .damaged(let why):
                     return rejected("frame \(sequence): \(why)")
                 case .waitingForKeyFrame:
@@ -453,11 +476,13 @@ public final class V4L2Source: CaptureSource {
     }
 }
 
-/// How `--encoder copy` checks a camera's JPEG before it is stored (`--check-frames`).
+/// How `--encoder copy` checks a camera's frame before it is stored (`--check-frames`).
 public enum CompressedFrameCheck: Sendable {
-    /// Its markers and size (`JPEGFrameCheck`): cheap, and what a cut-short frame fails.
+    /// A JPEG's markers and size (`JPEGFrameCheck`), an H.264 access unit's NAL structure
+    /// (`AccessUnitCheck`): cheap, and what a cut-short or garbled frame fails.
     case markers
-    /// Those, and a full decode (libturbojpeg), which also finds damage inside the picture.
+    /// Those, and a full decode (libturbojpeg; libavcodec for H.264, `H264DecodeCheck`),
+    /// which also finds damage inside the picture.
     case decoded
 }
 

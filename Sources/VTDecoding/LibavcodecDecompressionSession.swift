@@ -20,6 +20,7 @@ public final class LibavcodecDecompressionSession: DecompressionSession {
     private let hardwareRefused = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
     private let threads: Int
     private let refusingDamage: Bool
+    private let showsAtOnce: Bool
     private let output: DecodedFrameHandler
     private var context: UnsafeMutablePointer<AVCodecContext>?
     private let packet: UnsafeMutablePointer<AVPacket>
@@ -39,9 +40,13 @@ public final class LibavcodecDecompressionSession: DecompressionSession {
     /// and one more; VA-API decodes on one). `refusingDamage` makes a unit with any error the decoder detects give no picture at all
     /// (libavcodec's `err_detect explode`) instead of one with the damage concealed: how
     /// `verify` finds damaged units exactly, whatever the threads (a concealed picture's flag
-    /// can reach the picture too late when frame threads finish it).
+    /// can reach the picture too late when frame threads finish it). `showsAtOnce` hands each
+    /// picture out as soon as it is decoded unless the stream's VUI says it reorders (libavcodec
+    /// holds pictures back only once it sees reordering), for a check that wants each unit's
+    /// picture with the unit rather than every picture in order.
     public init(format: VideoFormatDescription, backend: DecoderSelection.Backend = .software, threads: Int = 0,
-                refusingDamage: Bool = false, output: @escaping DecodedFrameHandler) throws(DecoderError) {
+                refusingDamage: Bool = false, showsAtOnce: Bool = false,
+                output: @escaping DecodedFrameHandler) throws(DecoderError) {
         let name = backend.name
         if let problem = FFmpegLibraries.loadFailure() { throw .openFailed(decoder: name, reason: problem) }
         guard let packet = vt_av_packet_alloc() else { throw .openFailed(decoder: name, reason: "out of memory") }
@@ -55,6 +60,7 @@ public final class LibavcodecDecompressionSession: DecompressionSession {
         self.backend = backend
         self.threads = threads
         self.refusingDamage = refusingDamage
+        self.showsAtOnce = showsAtOnce
         self.output = output
         hardwareRefused.initialize(to: 0)
         formatDescription = format
@@ -116,7 +122,7 @@ public final class LibavcodecDecompressionSession: DecompressionSession {
         // once and drops any that arrives after a later one was shown (B-pyramids, cameras'
         // streams). Holding pictures as long as the standard lets the stream reorder them
         // gives every one; an SPS that does not parse is left to libavcodec's guess.
-        if let nal = format.sequenceParameterSets.first, let sps = try? SequenceParameterSet(nalUnit: nal) {
+        if !showsAtOnce, let nal = format.sequenceParameterSets.first, let sps = try? SequenceParameterSet(nalUnit: nal) {
             context.pointee.has_b_frames = Int32(sps.maxNumReorderFrames)
         }
         self.context = context

@@ -62,4 +62,10 @@ public struct CameraAccessUnits {
         }
         return .unit(data: split.accessUnit, isKeyFrame: isKeyFrame)
     }
+
+    /// The unit just let through was found damaged after all (a full decode): it is dropped, and
+    /// what follows waits for the next IDR, as after a unit `take` found damaged.
+    public mutating func damagedAfterAll() {
+        waitsForKeyFrame = true
+    }
 }

@@ -40,9 +40,6 @@ extension VTRecord {
             return "--timing cfr repeats frames into empty slots, which a camera's H.264 cannot take: "
                 + "each access unit is stored once, at its time"
         }
-        if input.format == .h264 && input.checkFrames == .decode {
-            return "--check-frames decode applies to MJPEG; a camera's H.264 is checked by its NAL structure"
-        }
         let needPictures = [events.motion ? "--motion" : nil, output.snapshot.map { _ in "--snapshot" },
                             http.http.map { _ in "--http" }]
             .compactMap { $0 }

@@ -52,7 +52,7 @@ struct InputOptions: ParsableArguments {
     @Flag(name: .long, inversion: .prefixedNo, help: "Fail (exit 3) instead of going on when the camera cannot give the asked format, size or rate (--no-strict-format undoes a preset's).")
     var strictFormat = false
 
-    @Option(name: .long, help: "With --encoder copy: how each of the camera's JPEGs is checked before it is stored: markers (default: a start of image, a frame header of the negotiated size, an end of image; no decoding) or decode (also decoded in full with libturbojpeg, at that cost). A frame that fails is counted in frames_bad and not stored.")
+    @Option(name: .long, help: "With --encoder copy: how each of the camera's frames is checked before it is stored: markers (default, no decoding: a JPEG's start of image, frame header of the negotiated size and end of image; an H.264 access unit's NAL structure) or decode (also decoded in full, with libturbojpeg or libavcodec, at that cost). A frame that fails is counted in frames_bad and not stored, and with H.264 so is what follows it up to the next IDR picture.")
     var checkFrames: FrameCheckArgument = .markers
 
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Camera capture buffers, 3–32 (default 8).", valueName: "n"))

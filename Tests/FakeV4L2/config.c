@@ -209,6 +209,7 @@ void fv_read_config(struct fv_config *config) {
     config->corrupt_jpeg_every = (uint32_t)env_unsigned("FAKE_V4L2_CORRUPT_JPEG_EVERY", 0, 0, UINT32_MAX);
     config->jpeg_hole_every = (uint32_t)env_unsigned("FAKE_V4L2_JPEG_HOLE_EVERY", 0, 0, UINT32_MAX);
     config->corrupt_h264_every = (uint32_t)env_unsigned("FAKE_V4L2_CORRUPT_H264_EVERY", 0, 0, UINT32_MAX);
+    config->h264_hole_every = (uint32_t)env_unsigned("FAKE_V4L2_H264_HOLE_EVERY", 0, 0, UINT32_MAX);
     config->short_every = (uint32_t)env_unsigned("FAKE_V4L2_SHORT_EVERY", 0, 0, UINT32_MAX);
     config->error_every = (uint32_t)env_unsigned("FAKE_V4L2_ERROR_EVERY", 0, 0, UINT32_MAX);
     config->eio_after = env_unsigned("FAKE_V4L2_EIO_AFTER", 0, 0, UINT32_MAX);

@@ -76,6 +76,10 @@
 //                                  forbidden_zero_bit set in the header of each of its slices,
 //                                  as a bit flipped in a damaged transfer leaves it; its
 //                                  parameter sets stay whole.
+//   FAKE_V4L2_H264_HOLE_EVERY=N    Every Nth H264 access unit loses the middle third of its
+//                                  last slice's data, as a transfer that dropped packets
+//                                  leaves it: every NAL unit is well formed, and only decoding
+//                                  finds the slice cut short.
 //   FAKE_V4L2_SHORT_EVERY=N        Every Nth frame has bytesused half of what it should be
 //                                  (raw formats: half the image size; MJPEG: a truncated JPEG).
 //   FAKE_V4L2_ERROR_EVERY=N        Every Nth frame is dequeued with V4L2_BUF_FLAG_ERROR.

@@ -62,7 +62,7 @@ struct fv_config {
     int64_t reconnect_ns;           // < 0: never
     double delivered_fps;           // 0: the negotiated rate
     uint32_t jitter_us;
-    uint32_t drop_every, corrupt_jpeg_every, jpeg_hole_every, corrupt_h264_every, short_every, error_every;
+    uint32_t drop_every, corrupt_jpeg_every, jpeg_hole_every, corrupt_h264_every, h264_hole_every, short_every, error_every;
     uint64_t eio_after;             // 0: never
     uint64_t rate_change_frame;     // with rate_change_fps > 0: from this frame on...
     double rate_change_fps;         // ...frames come at this rate

@@ -106,6 +106,19 @@ static void corrupt_slices(uint8_t *unit, size_t size) {
     }
 }
 
+// Takes the middle third out of the data of the last NAL unit of an Annex B access unit (its
+// last slice): its header, the start of its data and its trailing bits stay. Returns the new size.
+static size_t cut_last_slice(uint8_t *unit, size_t size) {
+    size_t last = 0;
+    for (size_t i = 0; i + 3 < size; i++) {
+        if (unit[i] == 0 && unit[i + 1] == 0 && unit[i + 2] == 1) last = i + 3;
+    }
+    if (last == 0 || size - last < 12) return size;
+    size_t third = (size - last) / 3;
+    memmove(unit + last + third, unit + last + 2 * third, size - last - 2 * third);
+    return size - third;
+}
+
 static void produce(struct fv_device *device, uint64_t sequence, int64_t due) {
     if (fv_every(fv.config.drop_every, sequence) || device->queued_count == 0) {
         fv.frames_dropped++;
@@ -135,6 +148,7 @@ static void produce(struct fv_device *device, uint64_t sequence, int64_t due) {
         memory[used - 1] = 0xD9;
     }
     if (fourcc == V4L2_PIX_FMT_H264 && fv_every(fv.config.corrupt_h264_every, sequence)) corrupt_slices(memory, used);
+    if (fourcc == V4L2_PIX_FMT_H264 && fv_every(fv.config.h264_hole_every, sequence)) used = cut_last_slice(memory, used);
     if (fv_every(fv.config.short_every, sequence)) used /= 2;
     if (fv_every(fv.config.error_every, sequence)) buffer->flags |= V4L2_BUF_FLAG_ERROR;
     buffer->bytesused = (uint32_t)used;

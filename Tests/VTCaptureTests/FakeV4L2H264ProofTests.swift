@@ -125,6 +125,42 @@ struct FakeV4L2H264ProofTests {
         #expect(decoded.standardError.contains("Invalid NAL unit"), "\(decoded.transcript)")
     }
 
+    /// Every fourth access unit loses the middle of its slice's data: v4l2-ctl stores units
+    /// whose NAL headers are all clean, and ffmpeg's decoder conceals damage exactly when the
+    /// stream it is given grows by one of those (pictures 3, 7, 11), not when it grows by
+    /// another (one that refers to a damaged picture decodes without a word of its own).
+    @Test func anAccessUnitWithAHoleKeepsItsStructureAndFailsToDecode() throws {
+        let camera = try FakeCamera(knobs: [.formats(Self.formats), .h264HoleEvery(4)])
+        let output = camera.file("holes.h264")
+        let count = 12
+        let result = try camera.v4l2ctl(["--set-fmt-video=width=320,height=240,pixelformat=H264",
+                                         "--stream-mmap=16", "--stream-count=\(count)", "--stream-to=\(output)"])
+        try #require(result.status == 0, "\(result.transcript)")
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: output)))
+        // One slice a picture: where each picture's slice ends.
+        var ends: [Int] = []
+        for range in AnnexB.nalUnitRanges(in: bytes) {
+            #expect(bytes[range.lowerBound] & 0x80 == 0, "a forbidden bit at \(range.lowerBound)")
+            let type = bytes[range.lowerBound] & 0x1F
+            if type == 1 || type == 5 { ends.append(range.upperBound) }
+        }
+        try #require(ends.count == count)
+        // The decoder says it concealed errors (at the info level: it decodes on, as a player
+        // does) for each damaged picture it decodes, in its probe or its decode.
+        var concealed = [0]
+        for (picture, end) in ends.enumerated() {
+            let prefix = camera.file("prefix-\(picture).h264")
+            try Data(bytes[..<end]).write(to: URL(fileURLWithPath: prefix))
+            let decoded = try ChildProcess.run(["ffmpeg", "-nostdin", "-hide_banner", "-nostats", "-loglevel", "info",
+                                                "-threads", "1", "-i", prefix, "-f", "null", "-"],
+                                               environment: ProcessInfo.processInfo.environment, timeout: .seconds(30))
+            try #require(decoded.status == 0, "\(decoded.transcript)")
+            concealed.append(decoded.standardError.components(separatedBy: "concealing").count - 1)
+            let damaged = picture % 4 == 3
+            #expect((concealed[picture + 1] > concealed[picture]) == damaged, "picture \(picture): \(concealed)")
+        }
+    }
+
     /// What every client stored: an H.264 stream at 320x240 that starts with SPS, PPS and an
     /// IDR (after h264parse's access unit delimiter, if any), and decodes to `frames` pictures
     /// whose frame codes all read, and with `inOrder` are 0…frames-1. Returns the codes.

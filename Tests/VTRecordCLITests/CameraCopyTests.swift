@@ -265,6 +265,46 @@ import VTTestSupport
         }
     }
 
+    /// An access unit that lost the middle of its slice (every 4th, with an IDR picture every
+    /// 10) keeps a clean NAL structure: the default check stores it, and `--check-frames decode`,
+    /// which decodes each unit with libavcodec, counts it and leaves it out with those after it up
+    /// to the next IDR picture; what is stored is the camera's own, and decodes without a word.
+    @Test func aFullDecodeFindsWhatTheNALStructureDoesNot() throws {
+        for check in ["markers", "decode"] {
+            let camera = try FakeCamera(knobs: [.formats("H264:640x480@30"), .h264HoleEvery(4)])
+            let out = camera.file("copy.mkv")
+            let copied = try Self.record(camera, to: [out], ["--format", "h264", "--frames", "20", "--check-frames", check,
+                                                             "--control", "h264_i_frame_period=10"])
+            try #require(copied.result.status == 0, "\(copied.result.transcript)")
+            #expect(copied.count("frames_encoded") == 20, "\(copied.summary)")
+            // FFmpeg's decoder conceals the damage the markers let through, and says so.
+            let decode = try Tools.run("ffmpeg", ["-v", "info", "-nostats", "-threads", "1", "-i", out, "-f", "null", "-"])
+            #expect(decode.status == 0)
+            if check == "markers" {
+                #expect(copied.count("frames_bad") == 0, "\(copied.summary)")
+                #expect(decode.stderr.contains("concealing"), "\(decode.stderr)")
+                continue
+            }
+            #expect(!decode.stderr.contains("concealing") && !decode.stderr.contains("error"), "\(decode.stderr)")
+            let stored = Self.codedPictures(try Self.storedAnnexB(out, in: camera))
+            // Kept: from each IDR picture up to the first damaged one after it, up to the 21st
+            // deliverable frame, which the capture thread hands on before the limit stops it.
+            var kept: [Int] = []
+            var waiting = false
+            var sequence = 0
+            while kept.count < 21 {
+                let damaged = sequence % 4 == 3
+                if sequence % 10 == 0 && !damaged { waiting = false }
+                if damaged { waiting = true } else if !waiting { kept.append(sequence) }
+                sequence += 1
+            }
+            let cameras = try Self.camerasPictures(camera, count: kept[19] + 1, iPeriod: 10)
+            #expect(stored == kept.prefix(20).map { cameras[$0] }, "stored \(stored.count) pictures, expected those of \(kept.prefix(20))")
+            let rejected = kept[20] - 20
+            #expect(copied.count("frames_bad") >= rejected && copied.count("frames_bad") <= rejected + 2, "\(copied.summary)")
+        }
+    }
+
     /// Four 1080p30 MJPEG cameras recorded at once by four processes with --encoder copy,
     /// as one small host would record them: none drops a frame, and each file holds its
     /// camera's 150 frames in order. (Each camera hands out a ring of ten JPEGs it made

@@ -37,6 +37,9 @@ public final class FakeCamera: Sendable {
         case jpegHoleEvery(Int)
         /// Every Nth H264 access unit has the forbidden bit set in each slice's NAL header.
         case corruptH264Every(Int)
+        /// FAKE_V4L2_H264_HOLE_EVERY: every Nth H264 access unit loses the middle third of its
+        /// last slice's data; its NAL units stay well formed.
+        case h264HoleEvery(Int)
         case shortBufferEvery(Int)
         case errorFlagEvery(Int)
         /// The stream breaks when frame `frames` comes due: DQBUF fails with EIO until STREAMOFF.
@@ -97,6 +100,7 @@ public final class FakeCamera: Sendable {
             case .corruptJPEGEvery(let n): [("FAKE_V4L2_CORRUPT_JPEG_EVERY", "\(n)")]
             case .jpegHoleEvery(let n): [("FAKE_V4L2_JPEG_HOLE_EVERY", "\(n)")]
             case .corruptH264Every(let n): [("FAKE_V4L2_CORRUPT_H264_EVERY", "\(n)")]
+            case .h264HoleEvery(let n): [("FAKE_V4L2_H264_HOLE_EVERY", "\(n)")]
             case .shortBufferEvery(let n): [("FAKE_V4L2_SHORT_EVERY", "\(n)")]
             case .errorFlagEvery(let n): [("FAKE_V4L2_ERROR_EVERY", "\(n)")]
             case .eioAfter(let frames): [("FAKE_V4L2_EIO_AFTER", "\(frames)")]
