@@ -109,7 +109,10 @@ private func start(_ settingsJSON: UnsafePointer<CChar>, _ host: vtl_host) -> Re
     }
     let hooks = LiveServer.Hooks(status: { host.status() }, metrics: { host.metrics() }, event: event,
                                  stop: { host.stop() }, snapshot: host.snapshot)
-    let server = LiveServer(settings: LiveServer.Settings(address: address, passwords: passwords),
+    var serverSettings = LiveServer.Settings(address: address, passwords: passwords)
+    serverSettings.liveVideoAbsent = settings.liveVideoAbsent
+    serverSettings.jpegsAbsent = settings.jpegsAbsent
+    let server = LiveServer(settings: serverSettings,
                             stream: LiveStream(partTarget: settings.hlsPartTarget),
                             jpegs: JPEGFeed(fromCamera: settings.jpegsFromCamera), library: library, hooks: hooks)
     do throws(LiveServer.StartError) {

@@ -14,13 +14,25 @@ extension LiveServer {
         router.get("/live.js") { _, _ in Self.page(PackageResources.live_js, type: "text/javascript; charset=utf-8") }
         router.get("/style.css") { _, _ in Self.page(PackageResources.style_css, type: "text/css; charset=utf-8") }
 
-        router.get("/live.mp4") { [stream] _, _ in try Self.liveMP4(stream) }
-        router.get("/live.m3u8") { [stream] request, _ in await Self.playlist(stream, request: request) }
-        router.get("/live/:name") { [stream] _, context in
-            try await Self.hlsFile(stream, name: context.parameters.get("name") ?? "")
+        if let why = settings.liveVideoAbsent {
+            for path in ["/live.mp4", "/live.m3u8", "/live/:name"] {
+                router.get(RouterPath(path)) { _, _ in Self.failure(.notFound, why) }
+            }
+        } else {
+            router.get("/live.mp4") { [stream] _, _ in try Self.liveMP4(stream) }
+            router.get("/live.m3u8") { [stream] request, _ in await Self.playlist(stream, request: request) }
+            router.get("/live/:name") { [stream] _, context in
+                try await Self.hlsFile(stream, name: context.parameters.get("name") ?? "")
+            }
         }
-        router.get("/snapshot.jpg") { [hooks, jpegs] _, _ in try await Self.snapshot(hooks, jpegs: jpegs) }
-        router.get("/stream.mjpeg") { [jpegs] _, _ in Self.mjpeg(jpegs) }
+        if let why = settings.jpegsAbsent {
+            for path in ["/snapshot.jpg", "/stream.mjpeg"] {
+                router.get(RouterPath(path)) { _, _ in Self.failure(.notFound, why) }
+            }
+        } else {
+            router.get("/snapshot.jpg") { [hooks, jpegs] _, _ in try await Self.snapshot(hooks, jpegs: jpegs) }
+            router.get("/stream.mjpeg") { [jpegs] _, _ in Self.mjpeg(jpegs) }
+        }
 
         router.get("/status") { [hooks] _, _ in
             Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],

@@ -54,6 +54,10 @@ public final class LiveServer: Sendable {
         public var maxBodyBytes = 64 << 10
         /// How long a wrong password's answer waits.
         public var refusalDelay: Duration = .seconds(1)
+        /// Why `/live.mp4` and HLS answer 404 (no H.264 to stream), or nil.
+        public var liveVideoAbsent: String?
+        /// Why `/stream.mjpeg` and `/snapshot.jpg` answer 404 (no JPEGs), or nil.
+        public var jpegsAbsent: String?
 
         public init(address: HTTPAddress, passwords: PasswordFile?) {
             self.address = address

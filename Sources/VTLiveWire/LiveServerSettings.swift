@@ -8,6 +8,12 @@ public struct LiveServerSettings: Codable, Sendable, Equatable {
     public var passwordFile: String?
     /// The JPEGs are the camera's own (an MJPEG camera).
     public var jpegsFromCamera: Bool
+    /// Why `/live.mp4` and HLS are not served (a recording that keeps an MJPEG camera's own
+    /// JPEGs has no H.264 to stream); nil when they are.
+    public var liveVideoAbsent: String?
+    /// Why `/stream.mjpeg` and `/snapshot.jpg` are not served (a recording that keeps an H.264
+    /// camera's stream as it comes has no picture to make a JPEG of); nil when they are.
+    public var jpegsAbsent: String?
     /// Seconds of an HLS part.
     public var hlsPartTarget: Double
     /// The folders and file-name patterns (regular expressions) of the templates' files.
@@ -26,11 +32,13 @@ public struct LiveServerSettings: Codable, Sendable, Equatable {
         }
     }
 
-    public init(address: String, passwordFile: String?, jpegsFromCamera: Bool, hlsPartTarget: Double,
-                library: [LibrarySource]) {
+    public init(address: String, passwordFile: String?, jpegsFromCamera: Bool, liveVideoAbsent: String? = nil,
+                jpegsAbsent: String? = nil, hlsPartTarget: Double, library: [LibrarySource]) {
         self.address = address
         self.passwordFile = passwordFile
         self.jpegsFromCamera = jpegsFromCamera
+        self.liveVideoAbsent = liveVideoAbsent
+        self.jpegsAbsent = jpegsAbsent
         self.hlsPartTarget = hlsPartTarget
         self.library = library
     }

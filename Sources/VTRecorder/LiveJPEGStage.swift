@@ -48,15 +48,21 @@ final class LiveJPEGStage: RecordingStage {
 
     func encoded(_ frame: inout CapturedFrame?) {
         guard frame != nil, jpegs.wanted() else { return }
-        if let jpeg = frame?.compressed {
-            jpegs.publish(jpeg.data)
+        if let compressed = frame?.compressed {
+            // A camera's H.264 (copied) is no JPEG, and has no picture to make one of.
+            if compressed.format.codec == .mjpeg { jpegs.publish(compressed.data) }
             return
         }
         let seconds = frame?.pts.seconds ?? 0
         guard seconds >= nextDue, !asked.raised.load(ordering: .acquiring) else { return }
         nextDue = seconds + jpegs.interval * 0.9
         asked.raised.store(true, ordering: .releasing)
-        taker.request({ [jpegs] picture in jpegs.publish(try jpegs.encode(picture)) },
+        taker.request({ [jpegs] still in
+                          switch still {
+                          case .picture(let picture): jpegs.publish(try jpegs.encode(picture))
+                          case .cameraJPEG(let jpeg): jpegs.publish(jpeg)
+                          }
+                      },
                       answer: { [asked] _ in asked.raised.store(false, ordering: .releasing) })
         taker.offer(frame.take()!)
     }

@@ -19,8 +19,8 @@ import VTCore
 /// frame offered while the still thread is free is taken for it, and the asker is answered
 /// once it is written. A taker made with `requestsOnly` makes no other stills.
 public final class StillTaker: Sendable {
-    /// Makes and writes one still from a picture; throws to have the failure counted.
-    public typealias Take = @Sendable (PixelBuffer) throws -> Void
+    /// Makes and writes one still; throws to have the failure counted.
+    public typealias Take = @Sendable (StillSource) throws -> Void
 
     /// What happened to the stills of one recording.
     public struct Statistics: Sendable, Equatable {
@@ -97,10 +97,10 @@ public final class StillTaker: Sendable {
     public var statistics: Statistics { slot.withLock { $0.statistics } }
 
     /// From the encoder thread, each frame after it was encoded: kept for a still when one is
-    /// due and the still thread is free, else let go at once. A frame kept only compressed
-    /// (`--encoder copy`) has no picture to make a still of.
+    /// due and the still thread is free, else let go at once. A frame kept only as a camera's
+    /// H.264 (`--encoder copy`) has nothing to make a still of.
     func offer(_ frame: consuming CapturedFrame) {
-        guard frame.buffer != nil else { return }
+        guard frame.buffer != nil || frame.compressed?.format.codec == .mjpeg else { return }
         let seconds = frame.pts.seconds
         var handed: CapturedFrame? = consume frame
         let accepted = slot.withLock { slot -> Bool in
@@ -143,11 +143,18 @@ public final class StillTaker: Sendable {
                 return (slot.finished, slot.periodicDue, slot.answering)
             }
             if let frame = next {
-                // `offer` keeps only frames with a picture.
-                guard let picture = frame.buffer else { preconditionFailure("a still was taken of a frame without a picture") }
+                // `offer` keeps only frames with a picture or a camera's JPEG.
+                let source: StillSource
+                if let picture = frame.buffer {
+                    source = .picture(picture)
+                } else if let jpeg = frame.compressed, jpeg.format.codec == .mjpeg {
+                    source = .cameraJPEG(jpeg.data)
+                } else {
+                    preconditionFailure("a still was taken of a frame with neither a picture nor a JPEG")
+                }
                 var failure: (any Error)?
-                if periodic { failure = still(of: picture, take) }
-                for request in answering { request.answer(still(of: picture, request.take)) }
+                if periodic { failure = still(of: source, take) }
+                for request in answering { request.answer(still(of: source, request.take)) }
                 // The frame is let go before the thread waits again.
                 _ = consume frame
                 let failures = slot.withLock { slot -> Int in
@@ -173,10 +180,10 @@ public final class StillTaker: Sendable {
         done.signal()
     }
 
-    /// Makes one still of a picture.
-    private func still(of picture: borrowing PixelBuffer, _ take: Take) -> (any Error)? {
+    /// Makes one still.
+    private func still(of source: StillSource, _ take: Take) -> (any Error)? {
         do {
-            try take(picture)
+            try take(source)
             return nil
         } catch {
             return error
@@ -186,4 +193,11 @@ public final class StillTaker: Sendable {
     /// How far the still thread lowers its priority (nice value, per thread on Linux) below
     /// the encoder's; lowering is always allowed.
     static let niceDrop: Int32 = 10
+}
+
+/// What a still is made of: the frame's picture, or, for a frame kept only as an MJPEG camera's
+/// JPEG (`--encoder copy`), that JPEG as the camera made it.
+public enum StillSource: Sendable {
+    case picture(PixelBuffer)
+    case cameraJPEG([UInt8])
 }

@@ -40,8 +40,10 @@ extension VTRecord {
             return "--timing cfr repeats frames into empty slots, which a camera's H.264 cannot take: "
                 + "each access unit is stored once, at its time"
         }
-        let needPictures = [events.motion ? "--motion" : nil, output.snapshot.map { _ in "--snapshot" },
-                            http.http.map { _ in "--http" }]
+        // An MJPEG camera's stills are its own JPEGs; an H.264 camera's stream gives none.
+        let needPictures = [events.motion ? "--motion" : nil,
+                            input.format == .h264 ? output.snapshot.map { _ in "--snapshot" } : nil,
+                            http.liveSize.map { _ in "--live-size" }, http.liveBitrate.map { _ in "--live-bitrate" }]
             .compactMap { $0 }
         if let first = needPictures.first {
             return "\(first) needs the pictures, which --encoder copy does not decode: record with x264 or vaapi"

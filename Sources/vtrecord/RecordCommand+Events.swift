@@ -118,8 +118,8 @@ extension VTRecord {
             }
             let done = DispatchSemaphore(value: 0)
             let outcome = Mutex<(any Error)?>(nil)
-            stills.request({ picture in
-                let bytes = try Pictures.still(picture, fullRange: fullRange, quality: snapshotQuality)
+            stills.request({ still in
+                let bytes = try stillJPEG(still, fullRange: fullRange)
                 try writeFileAtomically(path: path, bytes: bytes, replace: true)
             }, answer: { error in
                 outcome.withLock { $0 = error }
@@ -130,6 +130,11 @@ extension VTRecord {
             }
             return outcome.withLock { $0 }
         }
+    }
+
+    /// `snapshot PATH` while an H.264 camera's stream is copied as it came.
+    struct NoStillOfH264: Error, CustomStringConvertible {
+        var description: String { "this recording keeps the camera's H.264 as it comes, with no picture to take a still of" }
     }
 
     struct StillTimedOut: Error, CustomStringConvertible {

@@ -37,7 +37,8 @@ extension VTRecord {
     static let hlsSegmentTarget = 1.0
 
     /// Starts the server for `--http` (loading its library); returns once it listens.
-    static func startLiveServer(_ options: HTTPOptions, jpegsFromCamera: Bool, board: LiveBoard,
+    static func startLiveServer(_ options: HTTPOptions, jpegsFromCamera: Bool, liveVideoAbsent: String?,
+                                jpegsAbsent: String?, board: LiveBoard,
                                 library: [LiveServerSettings.LibrarySource],
                                 event: @escaping @Sendable (String?, Double?) -> String?,
                                 stop: @escaping @Sendable () -> Void,
@@ -45,6 +46,7 @@ extension VTRecord {
         throws -> LiveServerLink {
         guard let address = options.http else { preconditionFailure("--http was checked") }
         let settings = LiveServerSettings(address: address, passwordFile: options.httpAuth, jpegsFromCamera: jpegsFromCamera,
+                                          liveVideoAbsent: liveVideoAbsent, jpegsAbsent: jpegsAbsent,
                                           hlsPartTarget: hlsPartTarget, library: library)
         let callbacks = LiveServerLink.Callbacks(
             status: { (board.summary.flatMap { try? Array($0.jsonData()) }) ?? Array(#"{"stop_reason":"starting"}"#.utf8) },
@@ -110,8 +112,8 @@ extension VTRecord {
         { answer in
             let jpeg = Mutex<[UInt8]>([])
             let answered = Atomic<Bool>(false)
-            stills.request({ picture in
-                let bytes = try Pictures.still(picture, fullRange: fullRange, quality: snapshotQuality)
+            stills.request({ still in
+                let bytes = try stillJPEG(still, fullRange: fullRange)
                 jpeg.withLock { $0 = bytes }
             }, answer: { error in
                 guard !answered.exchange(true, ordering: .acquiringAndReleasing) else { return }

@@ -166,12 +166,17 @@ extension VTRecord {
             logger.notice("standard output cannot be finalized: the MP4 stays fragmented")
         }
         // The control socket's `snapshot PATH` and `/snapshot.jpg` ask the same taker, or one of its own.
-        let stills = try output.snapshot.map { path in
+        // An H.264 camera's frames copied as they came have no picture to make a still of (an
+        // MJPEG camera's stills are its own JPEGs).
+        let copiesH264 = copying && camera?.negotiation.format == .h264
+        let stills = copiesH264 ? nil : try output.snapshot.map { path in
             try Self.stillTaker(path: path, interval: output.snapshotInterval!, fullRange: format.fullRange == true,
                                 logger: logger)
         } ?? (events.controlSocket != nil || http.http != nil ? StillTaker(requestsOnly: { text in logger.warning("\(text)") }) : nil)
         if let stills {
             board.attach(snapshot: Self.snapshotOnRequest(stills, fullRange: format.fullRange == true))
+        } else if copiesH264 {
+            board.attach(snapshot: { _ in NoStillOfH264() })
         }
         let motion = try events.motionSettings(rate: format.frameRate).map { settings throws(MotionError) in
             (detector: try MotionDetector(settings: settings, width: format.width, height: format.height),
@@ -192,8 +197,18 @@ extension VTRecord {
         let liveBoard = LiveBoard()
         let library = Self.librarySources(recording: template, clips: clips?.settings.template, device: deviceName,
                                           preset: presetNames)
+        // Copied frames: an MJPEG camera's JPEGs are the live view, and there is no H.264 to
+        // stream; an H.264 camera's stream is, and there is no picture to make a JPEG of.
+        let copied = copying ? camera?.negotiation.format : nil
         let liveServer = try http.http.map { _ in
-            try Self.startLiveServer(http, jpegsFromCamera: camera?.negotiation.format == .mjpeg, board: liveBoard,
+            try Self.startLiveServer(http, jpegsFromCamera: camera?.negotiation.format == .mjpeg,
+                                     liveVideoAbsent: copied == .mjpeg
+                                        ? "this recording keeps the camera's own Motion JPEG, which the live stream "
+                                          + "cannot carry: watch /stream.mjpeg" : nil,
+                                     jpegsAbsent: copied == .h264
+                                        ? "this recording keeps the camera's H.264 as it comes, with no picture to "
+                                          + "make a JPEG of: watch /live.mp4" : nil,
+                                     board: liveBoard,
                                      library: library,
                                      event: Self.httpEvent(inbox: inbox, hasEvents: events.events != nil),
                                      stop: { [quiet = output.quiet] in
@@ -208,7 +223,7 @@ extension VTRecord {
             logger.notice("serving the live view on http://\(address.withPort(liveServer.port))/")
         }
         let libraryFolders = library.map(\.directory)
-        let liveFeed = liveServer.map { server in
+        let liveFeed = copied == .mjpeg ? nil : liveServer.map { server in
             LiveFeed(server: server, frameRate: format.frameRate, partTarget: Self.hlsPartTarget,
                      segmentTarget: Self.hlsSegmentTarget)
         }
@@ -246,7 +261,7 @@ extension VTRecord {
             audio: audio,
             motion: motion,
             liveResults: liveServer != nil,
-            liveJPEGs: liveServer.map { server in
+            liveJPEGs: copied == .h264 ? nil : liveServer.map { server in
                 Self.liveJPEGs(server, options: http, fullRange: format.fullRange == true,
                                warn: { text in logger.warning("\(text)") })
             },
@@ -418,6 +433,14 @@ extension VTRecord {
     /// JPEG quality of `--snapshot`'s stills.
     static let snapshotQuality = 90
 
+    /// A still's JPEG: a picture made into one, or an MJPEG camera's own as it came.
+    static func stillJPEG(_ source: StillSource, fullRange: Bool) throws -> [UInt8] {
+        switch source {
+        case .picture(let picture): try Pictures.still(picture, fullRange: fullRange, quality: snapshotQuality)
+        case .cameraJPEG(let jpeg): jpeg
+        }
+    }
+
     /// `--snapshot PATH`: its directory is checked before recording starts (exit 5 if it
     /// cannot take the file); a failure later costs that still only, with a warning.
     static func stillTaker(path: String, interval: Double, fullRange: Bool, logger: Logging.Logger) throws -> StillTaker {
@@ -427,8 +450,8 @@ extension VTRecord {
             throw OutputError.cannotOpen(path: path, errno: EISDIR)
         }
         if access(directory, W_OK) != 0 { throw OutputError.cannotOpen(path: path, errno: errno) }
-        return StillTaker(interval: interval, take: { picture in
-            let bytes = try Pictures.still(picture, fullRange: fullRange, quality: snapshotQuality)
+        return StillTaker(interval: interval, take: { still in
+            let bytes = try stillJPEG(still, fullRange: fullRange)
             try writeFileAtomically(path: path, bytes: bytes, replace: true)
         }, warn: { text in logger.warning("\(text)") })
     }

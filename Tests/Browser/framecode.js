@@ -17,9 +17,13 @@ if (INSERT_IMAGE) {
   image.src = INSERT_IMAGE;
   document.body.appendChild(image);
 }
-const video = document.querySelector(INSERT_IMAGE ? "img" : SELECTOR);
-if (!video) throw new Error(`no ${SELECTOR} in the page`);
 const sleep = ms => new Promise(resolve => setTimeout(resolve, ms));
+// The page may put the element in after it loaded (the live page's MJPEG in place of its video).
+let video = null;
+for (const start = performance.now(); !(video = document.querySelector(INSERT_IMAGE ? "img" : SELECTOR));) {
+  if (performance.now() - start > WAIT_SECONDS * 1000) throw new Error(`no ${SELECTOR} in the page`);
+  await sleep(50);
+}
 // An <img> (a multipart MJPEG stream) has no playback state: its size says it shows a picture.
 const isImage = video.tagName === "IMG";
 const pictureWidth = () => isImage ? video.naturalWidth : video.videoWidth;

@@ -3,6 +3,10 @@ import Testing
 import VTH264
 import VTTestSupport
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `--encoder copy`: an MJPEG camera's own JPEGs in Matroska and MP4, byte for byte as v4l2-ctl
 /// receives them from the same camera (whose pictures depend only on their sequence number),
 /// damaged ones counted and left out, segments that each play alone; the same for an H.264
@@ -305,6 +309,147 @@ import VTTestSupport
         }
     }
 
+    /// Starts a copy of `camera` with `--http 127.0.0.1:0`; the child and the port it serves on.
+    static func serve(_ camera: FakeCamera, _ arguments: [String]) throws -> (ChildProcess, Int) {
+        let child = try ChildProcess([Tools.vtrecord, "--device", camera.path, "--encoder", "copy", "--size", "640x480",
+                                      "--fps", "30", "--http", "127.0.0.1:0", "--json-summary", camera.file("summary.json")]
+                                         + arguments,
+                                     environment: try camera.environment())
+        guard child.waitForStandardError(containing: "serving the live view on http://127.0.0.1:", timeout: .seconds(15)) else {
+            child.send(SIGKILL)
+            Issue.record("no server: \(child.wait().standardError)")
+            throw CancellationError()
+        }
+        let port = try #require(child.standardErrorSoFar.firstMatch(of: /127\.0\.0\.1:(\d+)\//).flatMap { Int($0.1) })
+        return (child, port)
+    }
+
+    /// The live view of an MJPEG camera's copy is the camera's own JPEGs: /stream.mjpeg and
+    /// /snapshot.jpg byte for byte as v4l2-ctl receives them, one for each frame; /live.mp4 and
+    /// HLS, which carry H.264, answer 404 naming /stream.mjpeg, and the page shows the MJPEG
+    /// stream in Chromium instead, its frame numbers going forward.
+    @Test func anMJPEGCopysLiveViewIsTheCamerasJPEGs() throws {
+        typealias Live = CameraRecordingTests.LiveServerTests
+        let camera = try FakeCamera()
+        let (child, port) = try Self.serve(camera, ["--frames", "360", "-o", camera.file("rec.mkv")])
+        defer { if child.isRunning { child.send(SIGKILL) } }
+        for path in ["/live.mp4", "/live.m3u8", "/live/0.m4s"] {
+            let answer = try Live.curl(port, path)
+            #expect(answer.status == 404 && String(decoding: answer.body, as: UTF8.self).contains("watch \\/stream.mjpeg"),
+                    "\(path): \(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
+        }
+        let stream = try Tools.run("curl", ["-s", "--max-time", "1.5", "http://127.0.0.1:\(port)/stream.mjpeg"])
+        let snapshot = try Live.curl(port, "/snapshot.jpg").body
+        let page = try Tools.run("/usr/bin/python3", [Live.browser + "/cdp.py", "http://127.0.0.1:\(port)/",
+                                                      Live.browser + "/framecode.js", "--timeout", "30",
+                                                      "--args", #"{"samples": 20, "seconds": 4, "period_ms": 150, "selector": "img"}"#])
+        let r = child.wait()
+        try #require(r.status == 0, "\(r.standardError)")
+        #expect(try SegmentTests.json(camera.file("summary.json"))["dropped_queue"] as? Int == 0)
+
+        let parts = Live.parts(stream.stdout)
+        #expect(parts.count >= 30, "\(parts.count) pictures in 1.5 s of a 30 fps camera")
+        try Data(parts.joined()).write(to: URL(fileURLWithPath: camera.file("served.mjpeg")))
+        let numbers = try Tools.counters(camera.file("served.mjpeg"), width: 640).map { try #require($0) }
+        #expect(zip(numbers, numbers.dropFirst()).allSatisfy { $1 == $0 + 1 }, "\(numbers)")
+        try snapshot.write(to: URL(fileURLWithPath: camera.file("snapshot.jpg")))
+        let still = try #require(try Tools.counters(camera.file("snapshot.jpg"), width: 640).first ?? nil)
+        let pictures = try CameraRecordingTests.SnapshotTests.camerasJPEGs(camera, count: max(numbers.last ?? 0, still) + 1)
+        for (number, part) in zip(numbers, parts) {
+            #expect(number < pictures.count && part == pictures[number], "frame \(number) differs from the camera's")
+        }
+        #expect(still < pictures.count && pictures[still] == snapshot, "/snapshot.jpg (frame \(still)) is not the camera's JPEG")
+
+        try #require(page.status == 0, "cdp.py: \(page.stderr)")
+        let shown = ((try JSONSerialization.jsonObject(with: page.stdout) as? [[String: Any]]) ?? []).compactMap { $0["frame"] as? Int }
+        #expect(shown.count >= 15 && zip(shown, shown.dropFirst()).allSatisfy { $0 <= $1 } && shown.last! > shown.first!,
+                "the page's picture: \(shown)")
+    }
+
+    /// The live view of an H.264 camera's copy is the camera's stream: /live.mp4 holds a run of
+    /// the recording's own coded pictures from an IDR picture, and decodes clean; /stream.mjpeg
+    /// and /snapshot.jpg, which need pictures, answer 404 naming /live.mp4.
+    @Test func anH264CopysLiveStreamIsTheCamerasStream() throws {
+        typealias Live = CameraRecordingTests.LiveServerTests
+        let camera = try FakeCamera(knobs: [.formats("H264:640x480@30")])
+        let (child, port) = try Self.serve(camera, ["--format", "h264", "--keyint", "1s", "--frames", "240",
+                                                    "-o", camera.file("rec.h264")])
+        defer { if child.isRunning { child.send(SIGKILL) } }
+        for path in ["/stream.mjpeg", "/snapshot.jpg"] {
+            let answer = try Live.curl(port, path)
+            #expect(answer.status == 404 && String(decoding: answer.body, as: UTF8.self).contains("watch \\/live.mp4"),
+                    "\(path): \(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
+        }
+        let received = camera.file("live.mp4")
+        let reader = try Tools.run("ffmpeg", ["-v", "error", "-i", "http://127.0.0.1:\(port)/live.mp4", "-t", "2",
+                                              "-c", "copy", "-f", "mp4", received])
+        #expect(reader.status == 0, "\(reader.stderr)")
+        let r = child.wait()
+        try #require(r.status == 0, "\(r.standardError)")
+        #expect(try SegmentTests.json(camera.file("summary.json"))["dropped_queue"] as? Int == 0)
+        let decode = try Tools.run("ffmpeg", ["-v", "error", "-i", received, "-f", "null", "-"])
+        #expect(decode.status == 0 && decode.stderr.isEmpty, "\(decode.stderr)")
+        let live = Self.codedPictures(try Self.storedAnnexB(received, in: camera))
+        let recorded = Self.codedPictures([UInt8](try Data(contentsOf: URL(fileURLWithPath: camera.file("rec.h264")))))
+        try #require(live.count >= 45, "\(live.count) pictures in 2 s")
+        let start = try #require(recorded.firstIndex(of: live[0]), "the live stream's first picture is not the recording's")
+        #expect(start % 30 == 0, "the live stream starts at picture \(start), not at an IDR picture")
+        #expect(Array(recorded[start ..< min(recorded.count, start + live.count)]) == live)
+    }
+
+    /// Stills of an MJPEG camera's copy are the camera's own JPEGs, byte for byte: `--snapshot`'s,
+    /// and the control socket's `snapshot PATH`. An H.264 camera's copy has no picture to make
+    /// one of, and the control socket says so.
+    @Test func stillsOfACopyAreTheCamerasOwnJPEGs() throws {
+        let camera = try FakeCamera()
+        let socketPath = camera.file("ctl")
+        let latest = camera.file("latest.jpg")
+        let child = try ChildProcess([Tools.vtrecord, "--device", camera.path, "--encoder", "copy", "--size", "640x480",
+                                      "--fps", "30", "--frames", "120", "-o", camera.file("rec.mkv"), "--quiet",
+                                      "--snapshot", latest, "--snapshot-every", "1s", "--control-socket", socketPath,
+                                      "--json-summary", camera.file("summary.json")],
+                                     environment: try camera.environment())
+        defer { if child.isRunning { child.send(SIGKILL) } }
+        let control = try #require(Self.controlClient(socketPath), "no control socket at \(socketPath)")
+        let asked = camera.file("asked.jpg")
+        let answer = try control.ask("snapshot \(asked)")
+        #expect(answer["ok"] as? Bool == true, "\(answer)")
+        let r = child.wait()
+        try #require(r.status == 0, "\(r.standardError)")
+        let summary = try SegmentTests.json(camera.file("summary.json"))
+        #expect(summary["snapshots_written"] as? Int ?? 0 >= 3 && summary["snapshots_failed"] as? Int == 0, "\(summary)")
+        var stills: [(Int, Data)] = []
+        for path in [latest, asked] {
+            let number = try #require(try Tools.counters(path, width: 640).first ?? nil, "\(path) shows no frame number")
+            stills.append((number, try Data(contentsOf: URL(fileURLWithPath: path))))
+        }
+        let pictures = try CameraRecordingTests.SnapshotTests.camerasJPEGs(camera, count: stills.map(\.0).max()! + 1)
+        for (number, jpeg) in stills {
+            #expect(pictures[number] == jpeg, "the still of frame \(number) is not the camera's JPEG")
+        }
+
+        let h264 = try FakeCamera(knobs: [.formats("H264:640x480@30")])
+        let h264Socket = h264.file("ctl")
+        let copying = try ChildProcess([Tools.vtrecord, "--device", h264.path, "--encoder", "copy", "--format", "h264",
+                                        "--size", "640x480", "--frames", "60", "-o", h264.file("rec.mkv"), "--quiet",
+                                        "--control-socket", h264Socket], environment: try h264.environment())
+        defer { if copying.isRunning { copying.send(SIGKILL) } }
+        let h264Control = try #require(Self.controlClient(h264Socket), "no control socket at \(h264Socket)")
+        let refused = try h264Control.ask("snapshot \(h264.file("still.jpg"))")
+        #expect(refused["ok"] as? Bool == false && (refused["error"] as? String)?.contains("no picture") == true, "\(refused)")
+        #expect(copying.wait().status == 0)
+    }
+
+    /// A client of the control socket at `path`, once the recording has made it (within 10 s).
+    static func controlClient(_ path: String) -> ControlClient? {
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if let client = try? ControlClient(path: path) { return client }
+            usleep(50_000)
+        }
+        return nil
+    }
+
     /// Four 1080p30 MJPEG cameras recorded at once by four processes with --encoder copy,
     /// as one small host would record them: none drops a frame, and each file holds its
     /// camera's 150 frames in order. (Each camera hands out a ring of ten JPEGs it made
@@ -367,6 +512,10 @@ import VTTestSupport
             (["-o", camera.file("a.ts")], 2, ".mkv or .mp4"),
             (["-o", camera.file("a.mkv"), "-o", "srt://127.0.0.1:9/"], 2, "a stream carries H.264"),
             (["-o", camera.file("a.mkv"), "--motion"], 2, "--motion needs the pictures"),
+            (["-o", camera.file("a.mkv"), "--http", "127.0.0.1:0", "--live-size", "320x240"], 2,
+             "--live-size needs the pictures"),
+            (["-o", camera.file("a.mkv"), "--format", "h264", "--snapshot", camera.file("a.jpg")], 2,
+             "--snapshot needs the pictures"),
             (["-o", camera.file("a.mkv"), "--format", "yuyv"], 2, "use --format mjpeg"),
             (["-o", camera.file("a.mkv"), "--encoder", "x264", "--check-frames", "decode"], 2,
              "--check-frames applies to --encoder copy"),

@@ -34,7 +34,8 @@ import VTCore
         let taken = Mutex<[UInt8]>([])
         let started = DispatchSemaphore(value: 0)
         let gate = DispatchSemaphore(value: 0)
-        let stills = StillTaker(interval: 0.5, take: { picture in
+        let stills = StillTaker(interval: 0.5, take: { still in
+            guard case .picture(let picture) = still else { preconditionFailure("a picture was offered") }
             taken.withLock { $0.append(picture.planes[0].baseAddress[0]) }
             started.signal()
             gate.wait()
@@ -65,7 +66,8 @@ import VTCore
         let taken = Mutex<[UInt8]>([])
         let warned = DispatchSemaphore(value: 0)
         let warnings = Mutex<[String]>([])
-        let stills = StillTaker(interval: 1, take: { picture in
+        let stills = StillTaker(interval: 1, take: { still in
+            guard case .picture(let picture) = still else { preconditionFailure("a picture was offered") }
             let sequence = picture.planes[0].baseAddress[0]
             if sequence == 0 { throw DiskFull() }
             taken.withLock { $0.append(sequence) }
@@ -94,7 +96,10 @@ import VTCore
         #expect(releases.sequences == [0], "no still is made unless asked for")
         let answered = DispatchSemaphore(value: 0)
         let made = Mutex<[UInt8]>([])
-        stills.request({ picture in made.withLock { $0.append(picture.planes[0].baseAddress[0]) } },
+        stills.request({ still in
+            guard case .picture(let picture) = still else { preconditionFailure("a picture was offered") }
+            made.withLock { $0.append(picture.planes[0].baseAddress[0]) }
+        },
                        answer: { error in
                            #expect(error == nil)
                            answered.signal()

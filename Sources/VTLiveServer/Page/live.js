@@ -68,6 +68,8 @@ async function playStream() {
   const noAnswer = setTimeout(() => abort.abort(), STALL_MS);
   const response = await fetch("live.mp4", {cache: "no-store", signal: abort.signal})
     .finally(() => clearTimeout(noAnswer));
+  // No live stream from this recording (it keeps a camera's own Motion JPEG): show that.
+  if (response.status === 404) return false;
   if (!response.ok) throw new Error(`HTTP ${response.status}`);
   const type = response.headers.get("Content-Type") || "";
   if (!window.MediaSource || !MediaSource.isTypeSupported(type)) {
