@@ -101,6 +101,27 @@ import Glibc
         try Self.expectInSync(file, flashes: 19...20, "\(ppm) ppm into \(container)")
     }
 
+    /// The camera's own frames stored as they came (`--encoder copy`), MJPEG into Matroska and
+    /// H.264 into MP4: the sound goes on the camera's clock as with an encoder, every beep within
+    /// the live tolerance of its flash and the sound as long as the picture.
+    @Test(arguments: [("mjpeg", "mkv"), ("h264", "mp4")])
+    func syncHoldsForTheCamerasOwnFrames(format: String, container: String) throws {
+        let microphone = Self.microphone()
+        let camera = try FakeCamera(knobs: [.flash] + (format == "h264" ? [.formats("H264:640x480@30")] : []))
+        let alsa = try FakeALSAConfiguration([microphone])
+        let file = alsa.file("copy.\(container)")
+        let summaryPath = alsa.file("copy.json")
+        let r = try Tools.run(Tools.vtrecord, ["--device", camera.path, "--size", "640x480", "--format", format,
+                                               "--encoder", "copy", "--audio", microphone.name, "--duration", "6s",
+                                               "--quiet", "-o", file, "--json-summary", summaryPath],
+                              environment: alsa.environment(base: try camera.environment()))
+        try #require(r.status == 0, "\(r.stderr)")
+        let summary = try Self.summary(summaryPath)
+        #expect(summary["encoder"] as? String == "copy" && summary["dropped_queue"] as? Int == 0, "\(summary)")
+        #expect((summary["audio"] as? [String: Any])?["gaps"] as? Int == 0, "\(summary["audio"] ?? "no audio")")
+        try Self.expectInSync(file, flashes: 5...6, "\(format) copied into \(container)")
+    }
+
     /// `make test-long`: the acceptance run. A microphone 300 ppm fast or slow for 340 s, where
     /// uncorrected drift would reach 102 ms: every beep within 20 ms of its flash from start to
     /// end, the sound as long as the picture within 20 ms, and the drift measured.
