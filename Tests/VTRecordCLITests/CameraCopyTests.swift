@@ -85,6 +85,23 @@ import Glibc
                 "\(copied.summary)")
     }
 
+    /// Frames the driver drops (every 10th) leave gaps in the stored frame numbers exactly
+    /// there, each counted in `dropped_driver`; nothing else is missing.
+    @Test func theOnlyGapsAreTheCountedDrops() throws {
+        let camera = try FakeCamera(knobs: [.dropEvery(10)])
+        let out = camera.file("copy.mkv")
+        let copied = try Self.record(camera, to: [out], ["--frames", "45"])
+        try #require(copied.result.status == 0, "\(copied.result.transcript)")
+        let stored = try Self.storedJPEGs(out, in: camera)
+        try Data(stored.joined()).write(to: URL(fileURLWithPath: camera.file("stored.mjpeg")))
+        let numbers = try Tools.counters(camera.file("stored.mjpeg"), width: 640).compactMap { $0 }
+        let last = try #require(numbers.last)
+        #expect(numbers.count == 45 && numbers == (0...last).filter { $0 % 10 != 9 }, "\(numbers)")
+        // Capture may run a frame past the last one written, and see the drop before it.
+        let dropped = (0...last).filter { $0 % 10 == 9 }.count
+        #expect((dropped ... dropped + 1).contains(copied.count("dropped_driver")), "\(copied.summary)")
+    }
+
     /// A JPEG that lost the middle of its scan keeps every marker: the default check stores
     /// it, and `--check-frames decode`, which decodes each JPEG, counts it and leaves it out.
     @Test func aFullDecodeFindsWhatTheMarkersDoNot() throws {
