@@ -13,6 +13,7 @@ extension V4L2Source {
             reader.restartedWithoutFrame = true
             reader.lastSequence = nil
             reader.discontinuity = true
+            reader.accessUnits.waitForKeyFrame()
             counters.withLock { $0.reconnects += 1 }
             logger.warning("\(path) stopped responding: its stream was started again (--reconnect)")
             return true
@@ -54,6 +55,7 @@ extension V4L2Source {
             try ring.start()
             reader.lastSequence = nil
             reader.discontinuity = true
+            reader.accessUnits.waitForKeyFrame()
             counters.withLock { $0.reconnects += 1 }
             logger.notice("\(path) is back: recording goes on")
             return true

@@ -34,7 +34,8 @@ public final class V4L2Source: CaptureSource {
     let depth: PipelineDepth
     /// `--reconnect`: an unplugged camera is waited for and recording goes on.
     private let reconnects: Bool
-    /// `--control` settings, set again after a reconnect (a replugged camera forgets them).
+    /// `--control` settings, and the H.264 I-frame period set from `--keyint`, set again after a
+    /// reconnect (a replugged camera forgets them).
     let controls: [ControlSetting]
     /// Each Motion-JPEG frame also carries the camera's own bytes (`CapturedFrame.compressed`):
     /// a still is written as the camera made it. Off for recording, which only needs pictures.
@@ -139,8 +140,11 @@ public final class V4L2Source: CaptureSource {
             logger.notice("\(path): \(difference)")
         }
         try device.applyControls(controls, logger: logger)
-        if cameraFormat == .h264, let iFramePeriod {
-            try Self.setIFramePeriod(iFramePeriod(rate), on: device, unless: controls, path: path, logger: logger)
+        var applied = controls
+        if cameraFormat == .h264, let iFramePeriod,
+           let setting = try Self.iFramePeriodSetting(iFramePeriod(rate), on: device, unless: controls, path: path, logger: logger) {
+            try device.applyControls([setting], logger: logger)
+            applied.append(setting)
         }
 
         let ring = try V4L2BufferRing(device: device, count: bufferCount)
@@ -151,7 +155,7 @@ public final class V4L2Source: CaptureSource {
         self.bufferCount = bufferCount
         self.depth = depth
         self.reconnects = reconnect
-        self.controls = controls
+        self.controls = applied
         self.keepsCompressed = keepCompressed
         keepsOnlyCompressed = onlyCompressed
         zeroCopy = Self.canPassWithoutCopy(cameraFormat, image, ring)
@@ -173,15 +177,17 @@ public final class V4L2Source: CaptureSource {
     /// The V4L2 name of a camera's H.264 I-frame period (V4L2_CID_MPEG_VIDEO_H264_I_PERIOD).
     static let iFramePeriodControl = "h264_i_frame_period"
 
-    private static func setIFramePeriod(_ period: Int, on device: V4L2Device, unless controls: [ControlSetting],
-                                        path: String, logger: Logger) throws(CaptureError) {
+    /// The I-frame period control to set, unless `controls` set it themselves or the camera has
+    /// none (then it keeps its own interval, and says so).
+    private static func iFramePeriodSetting(_ period: Int, on device: V4L2Device, unless controls: [ControlSetting],
+                                            path: String, logger: Logger) throws(CaptureError) -> ControlSetting? {
         let named = controls.contains { CameraControl.normalizedName($0.name) == iFramePeriodControl }
-        guard !named else { return }
+        guard !named else { return nil }
         guard try device.controls().contains(where: { $0.name == iFramePeriodControl }) else {
             logger.notice("\(path): the camera has no H.264 I-frame period control; it keeps its own keyframe interval")
-            return
+            return nil
         }
-        try device.applyControls([ControlSetting(name: iFramePeriodControl, value: "\(period)")], logger: logger)
+        return ControlSetting(name: iFramePeriodControl, value: "\(period)")
     }
 
     /// The encoder takes NV12 and I420 with any stride, as long as each plane's rows fit in
@@ -320,7 +326,7 @@ public final class V4L2Source: CaptureSource {
                     case .whole:
                         break
                     case .damaged(let why):
-                        reader.accessUnits.damagedAfterAll()
+                        reader.accessUnits.waitForKeyFrame()
                         return rejected("frame \(sequence): \(why)")
                     case .cannotCheck(let why):
                         reader.decodeCheck = nil

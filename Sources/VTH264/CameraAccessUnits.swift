@@ -63,9 +63,10 @@ public struct CameraAccessUnits {
         return .unit(data: split.accessUnit, isKeyFrame: isKeyFrame)
     }
 
-    /// The unit just let through was found damaged after all (a full decode): it is dropped, and
-    /// what follows waits for the next IDR, as after a unit `take` found damaged.
-    public mutating func damagedAfterAll() {
+    /// What follows waits for the next IDR, as after a unit `take` found damaged: the unit just
+    /// let through was found damaged after all (a full decode), or the stream was broken off
+    /// and started again (a reconnect), so the next units may refer to pictures never seen.
+    public mutating func waitForKeyFrame() {
         waitsForKeyFrame = true
     }
 }

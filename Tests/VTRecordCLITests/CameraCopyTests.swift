@@ -467,6 +467,33 @@ import Glibc
         return nil
     }
 
+    /// An H.264 camera unplugged and back (`--reconnect`) is in its power-on state: vtrecord sets
+    /// its I-frame period from `--keyint` again, and the recording goes on in the same file from
+    /// the camera's next IDR picture, decoding clean, with keyframes as far apart as before.
+    @Test func anH264CameraThatComesBackKeepsItsKeyframeInterval() throws {
+        let camera = try FakeCamera(knobs: [.formats("H264:640x480@30"), .unplugAfter(frames: 70),
+                                            .reconnectAfter(milliseconds: 500)])
+        let out = camera.file("copy.mkv")
+        let copied = try Self.record(camera, to: [out], ["--format", "h264", "--keyint", "2s", "--duration", "7s",
+                                                         "--reconnect"])
+        try #require(copied.result.status == 0, "\(copied.result.transcript)")
+        #expect(copied.count("reconnects") == 1, "\(copied.summary)")
+        let decode = try Tools.run("ffmpeg", ["-v", "error", "-i", out, "-f", "null", "-"])
+        #expect(decode.status == 0 && decode.stderr.isEmpty, "\(decode.stderr)")
+        // The camera numbers its frames from 0 again when it comes back: two runs, each starting
+        // at an IDR picture, with one every 60 pictures (2 s) in each.
+        let numbers = try Tools.counters(out, width: 640).map { try #require($0) }
+        let restart = try #require(numbers.indices.dropFirst().first { numbers[$0] < numbers[$0 - 1] }, "\(numbers)")
+        #expect(Array(numbers[..<restart]) == Array(0..<70), "\(numbers)")
+        let after = Array(numbers[restart...])
+        #expect(after.first == 0 && after == Array(0..<after.count) && after.count > 61, "\(after)")
+        let probe = try Tools.run("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "frame=key_frame",
+                                              "-of", "csv=p=0", out])
+        let keys = probe.stdoutText.split(separator: "\n").map { $0.hasPrefix("1") }
+        #expect(keys.indices.filter { keys[$0] } == [0, 60, restart, restart + 60] + (restart + 120 < keys.count ? [restart + 120] : []),
+                "keyframes at \(keys.indices.filter { keys[$0] }) with the camera back at \(restart)")
+    }
+
     /// Four 1080p30 MJPEG cameras recorded at once by four processes with --encoder copy,
     /// as one small host would record them: none drops a frame, and each file holds its
     /// camera's 150 frames in order. (Each camera hands out a ring of ten JPEGs it made
