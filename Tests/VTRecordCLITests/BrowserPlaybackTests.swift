@@ -123,4 +123,22 @@ import Glibc
         try #require(soundBytes > 1000, "\(soundBytes) bytes of sound")
         Self.check(try Self.play(dir, file: "camera.mp4", query: "mode=file"), "an H.264 camera's copy", soundBytes: soundBytes)
     }
+
+    /// The live page of an MJPEG camera's copy, which has no H.264 to stream: /live.mp4 answers
+    /// 404, and the page shows /stream.mjpeg instead, the camera's frame numbers going forward.
+    @Test func chromiumShowsTheLivePageOfAnMJPEGCopy() throws {
+        typealias Live = CameraRecordingTests.LiveServerTests
+        let camera = try FakeCamera()
+        let (child, port) = try CameraCopyTests.serve(camera, ["--frames", "300", "-o", camera.file("rec.mkv")])
+        defer { if child.isRunning { child.send(SIGKILL) } }
+        let page = try Tools.run("/usr/bin/python3", [Live.browser + "/cdp.py", "http://127.0.0.1:\(port)/",
+                                                      Live.browser + "/framecode.js", "--timeout", "30",
+                                                      "--args", #"{"samples": 20, "seconds": 4, "period_ms": 150, "selector": "img"}"#])
+        child.send(SIGINT)
+        #expect(child.wait().status == 0)
+        try #require(page.status == 0, "cdp.py: \(page.stderr)")
+        let shown = ((try JSONSerialization.jsonObject(with: page.stdout) as? [[String: Any]]) ?? []).compactMap { $0["frame"] as? Int }
+        #expect(shown.count >= 15 && zip(shown, shown.dropFirst()).allSatisfy { $0 <= $1 } && shown.last! > shown.first!,
+                "the page's picture: \(shown)")
+    }
 }

@@ -39,6 +39,14 @@ extension CameraRecordingTests {
             return (child, port)
         }
 
+        /// `seconds` of /live.mp4 as ffmpeg reads it, stored as it came in an MP4 at `path`.
+        static func keepLiveMP4(_ port: Int, seconds: Int, in path: String,
+                                sourceLocation: SourceLocation = #_sourceLocation) throws {
+            let reader = try Tools.run("ffmpeg", ["-v", "error", "-i", "http://127.0.0.1:\(port)/live.mp4", "-t", "\(seconds)",
+                                                  "-c", "copy", "-f", "mp4", path])
+            #expect(reader.status == 0, "\(reader.stderr)", sourceLocation: sourceLocation)
+        }
+
         /// curl's answer: status, body, time taken.
         static func curl(_ port: Int, _ path: String, _ options: [String] = []) throws -> (status: Int, body: Data) {
             let r = try Tools.run("curl", ["-s", "--max-time", "20", "-o", "-", "-w", "\n%{http_code}"] + options
@@ -321,9 +329,7 @@ extension CameraRecordingTests {
                                                         "--live-bitrate", "600k"])
             defer { if child.isRunning { child.send(SIGKILL) } }
             let received = camera.file("live.mp4")
-            let reader = try Tools.run("ffmpeg", ["-v", "error", "-i", "http://127.0.0.1:\(port)/live.mp4", "-t", "3",
-                                                  "-c", "copy", "-f", "mp4", received])
-            #expect(reader.status == 0, "\(reader.stderr)")
+            try Self.keepLiveMP4(port, seconds: 3, in: received)
             let r = child.wait()
             try #require(r.status == 0, "\(r.standardError)")
             let probe = try Tools.ffprobe(received, ["-show_entries", "stream=width,height"])
@@ -367,21 +373,30 @@ extension CameraRecordingTests {
             let snapshot = try Self.curl(port, "/snapshot.jpg").body
             let r = child.wait()
             try #require(r.status == 0, "\(r.standardError)")
-            let parts = Self.parts(stream.stdout)
-            #expect(parts.count >= 30, "\(parts.count) pictures in 1.5 s of a 30 fps camera")
-            var all = Data()
-            for part in parts { all.append(part) }
-            try all.write(to: URL(fileURLWithPath: camera.file("served.mjpeg")))
+            try Self.expectTheCamerasJPEGs(camera, stream: stream.stdout, snapshot: snapshot)
+        }
+
+        /// 1.5 s of /stream.mjpeg (`stream`) holds one JPEG for each frame in order, and it and
+        /// /snapshot.jpg are the camera's own, byte for byte as v4l2-ctl receives the same frames
+        /// from the same camera (whose pictures depend only on their sequence number).
+        static func expectTheCamerasJPEGs(_ camera: FakeCamera, stream: Data, snapshot: Data,
+                                          sourceLocation: SourceLocation = #_sourceLocation) throws {
+            let parts = Self.parts(stream)
+            #expect(parts.count >= 30, "\(parts.count) pictures in 1.5 s of a 30 fps camera", sourceLocation: sourceLocation)
+            try Data(parts.joined()).write(to: URL(fileURLWithPath: camera.file("served.mjpeg")))
             let numbers = try Tools.counters(camera.file("served.mjpeg"), width: 640).map { try #require($0) }
-            try #require(numbers.count == parts.count)
-            #expect(zip(numbers, numbers.dropFirst()).allSatisfy { $1 == $0 + 1 }, "\(numbers)")
+            try #require(numbers.count == parts.count, sourceLocation: sourceLocation)
+            #expect(zip(numbers, numbers.dropFirst()).allSatisfy { $1 == $0 + 1 }, "\(numbers)", sourceLocation: sourceLocation)
             try snapshot.write(to: URL(fileURLWithPath: camera.file("snapshot.jpg")))
-            let still = try #require(try Tools.counters(camera.file("snapshot.jpg"), width: 640).first ?? nil)
+            let still = try #require(try Tools.counters(camera.file("snapshot.jpg"), width: 640).first ?? nil,
+                                     sourceLocation: sourceLocation)
             let pictures = try CameraRecordingTests.SnapshotTests.camerasJPEGs(camera, count: max(numbers.last ?? 0, still) + 1)
             for (number, part) in zip(numbers, parts) {
-                #expect(number < pictures.count && part == pictures[number], "frame \(number) differs from the camera's")
+                #expect(number < pictures.count && part == pictures[number], "frame \(number) differs from the camera's",
+                        sourceLocation: sourceLocation)
             }
-            #expect(still < pictures.count && pictures[still] == snapshot, "/snapshot.jpg (frame \(still)) is not the camera's JPEG")
+            #expect(still < pictures.count && pictures[still] == snapshot, "/snapshot.jpg (frame \(still)) is not the camera's JPEG",
+                    sourceLocation: sourceLocation)
         }
 
         /// From a camera that sends raw pictures, /stream.mjpeg is made at --http-mjpeg-fps and
