@@ -320,8 +320,8 @@ public final class V4L2Source: CaptureSource {
             if cameraFormat == .h264 {
                 let unit: CompressedFrame
                 switch reader.accessUnits.take(bytes) {
-                case let .unit(data, isKeyFrame):
-                    unit = CompressedFrame(data: data, format: reader.accessUnits.format!, isKeyFrame: isKeyFrame)
+                case let .unit(data, isKeyFrame, format):
+                    unit = CompressedFrame(data: data, format: format, isKeyFrame: isKeyFrame)
                     switch reader.decodeCheck?.check(data, format: unit.format, isKeyFrame: isKeyFrame) ?? .whole {
                     case .whole:
                         break

@@ -12,8 +12,9 @@ import VTCore
 /// a damaged one up to the next IDR, since they may refer to the picture that was lost.
 public struct CameraAccessUnits {
     public enum Outcome: Equatable, Sendable {
-        /// An access unit to store: AVCC with 4-byte lengths, without SPS, PPS or delimiter.
-        case unit(data: [UInt8], isKeyFrame: Bool)
+        /// An access unit to store: AVCC with 4-byte lengths, without SPS, PPS or delimiter, and
+        /// the parameter sets it is decoded with.
+        case unit(data: [UInt8], isKeyFrame: Bool, format: VideoFormatDescription)
         /// Damaged: dropped, and what follows waits for the next IDR.
         case damaged(String)
         /// Whole, but no IDR came since the start or the last damage: dropped.
@@ -60,7 +61,9 @@ public struct CameraAccessUnits {
             guard isKeyFrame, format != nil else { return .waitingForKeyFrame }
             waitsForKeyFrame = false
         }
-        return .unit(data: split.accessUnit, isKeyFrame: isKeyFrame)
+        // Let through only after an IDR picture, which has parameter sets (checked above).
+        guard let format else { preconditionFailure("a unit let through before any parameter sets") }
+        return .unit(data: split.accessUnit, isKeyFrame: isKeyFrame, format: format)
     }
 
     /// What follows waits for the next IDR, as after a unit `take` found damaged: the unit just

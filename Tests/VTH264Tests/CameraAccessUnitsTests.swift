@@ -34,7 +34,7 @@ import VTH264
         try #require(Self.units.count == 12)
         var intake = CameraAccessUnits()
         for (index, unit) in Self.units.enumerated() {
-            guard case .unit(let data, let isKeyFrame) = intake.take(unit) else {
+            guard case .unit(let data, let isKeyFrame, _) = intake.take(unit) else {
                 Issue.record("access unit \(index) was not let through")
                 continue
             }
@@ -52,7 +52,7 @@ import VTH264
         var intake = CameraAccessUnits()
         for unit in Self.units[1..<4] { #expect(intake.take(unit) == .waitingForKeyFrame) }
         #expect(intake.format == nil)
-        guard case .unit(_, true) = intake.take(Self.units[4]) else {
+        guard case .unit(_, true, _) = intake.take(Self.units[4]) else {
             Issue.record("the IDR did not start the stream")
             return
         }
@@ -71,7 +71,7 @@ import VTH264
                 unit[slice.lowerBound] |= 0x80
             }
             switch intake.take(unit) {
-            case .unit(_, let key): outcomes.append(key ? "key" : "unit")
+            case .unit(_, let key, _): outcomes.append(key ? "key" : "unit")
             case .damaged: outcomes.append("damaged")
             case .waitingForKeyFrame: outcomes.append("wait")
             }
@@ -88,7 +88,7 @@ import VTH264
         _ = intake.take(Self.units[4])
         #expect(intake.format == first)
         let other = try #require(Self.otherSizeIDR)
-        guard case .unit(_, true) = intake.take(other) else {
+        guard case .unit(_, true, _) = intake.take(other) else {
             Issue.record("the IDR of another size was not let through")
             return
         }
