@@ -16,6 +16,16 @@ import Glibc
 /// frames as they come costs next to no CPU, so these run in a lane beside the encoding
 /// camera tests instead of after them.
 @Suite(.serialized) struct CameraCopyTests {
+    /// The cameras' size: small, so that the stand-in camera's own JPEG and H.264 encoding, in
+    /// the recording's capture thread, costs the tests beside these little.
+    static let width = 320, height = 240
+    static let size = "\(width)x\(height)"
+
+    /// A camera sending `format` (MJPG or H264) at `size` and 30 fps.
+    static func camera(_ format: String = "MJPG", _ knobs: [FakeCamera.Knob] = []) throws -> FakeCamera {
+        try FakeCamera(knobs: [.formats("\(format):\(size)@30")] + knobs)
+    }
+
     struct Copied {
         var result: ChildProcess.Result
         var summary: [String: Any]
@@ -24,7 +34,7 @@ import Glibc
 
     static func record(_ camera: FakeCamera, to outputs: [String], _ arguments: [String]) throws -> Copied {
         let summaryPath = camera.file("summary.json")
-        let r = try ChildProcess.run([Tools.vtrecord, "--device", camera.path, "--encoder", "copy", "--size", "640x480",
+        let r = try ChildProcess.run([Tools.vtrecord, "--device", camera.path, "--encoder", "copy", "--size", Self.size,
                                       "--fps", "30", "--json-summary", summaryPath, "--quiet"]
                                          + outputs.flatMap { ["-o", $0] } + arguments,
                                      environment: try camera.environment(), timeout: .seconds(60))
@@ -43,7 +53,7 @@ import Glibc
     /// The frame numbers JPEGs show, in order (nil where none reads).
     static func frameNumbers(_ jpegs: [Data], in camera: FakeCamera) throws -> [Int?] {
         try Data(jpegs.joined()).write(to: URL(fileURLWithPath: camera.file("stored.mjpeg")))
-        return try Tools.counters(camera.file("stored.mjpeg"), width: 640)
+        return try Tools.counters(camera.file("stored.mjpeg"), width: Self.width)
     }
 
     /// The frame numbers of the JPEGs a file holds, in order.
@@ -53,7 +63,7 @@ import Glibc
 
     @Test(arguments: ["mkv", "mp4"])
     func theCamerasJPEGsAreStoredByteForByte(_ container: String) throws {
-        let camera = try FakeCamera()
+        let camera = try Self.camera()
         let out = camera.file("copy.\(container)")
         let copied = try Self.record(camera, to: [out], ["--frames", "60"])
         try #require(copied.result.status == 0, "\(copied.result.transcript)")
@@ -64,12 +74,12 @@ import Glibc
         #expect(try camera.report().releasedEverything)
         let probe = try Tools.ffprobe(out, ["-show_entries", "stream=codec_name,width,height"])
         let stream = (probe["streams"] as? [[String: Any]])?.first
-        #expect(stream?["codec_name"] as? String == "mjpeg" && stream?["width"] as? Int == 640, "\(probe)")
+        #expect(stream?["codec_name"] as? String == "mjpeg" && stream?["width"] as? Int == Self.width, "\(probe)")
 
         let stored = try Self.storedJPEGs(out, in: camera)
         let numbers = try Self.frameNumbers(stored, in: camera)
         #expect(numbers == (0..<60).map { Optional($0) }, "\(numbers)")
-        let cameras = try CameraRecordingTests.SnapshotTests.camerasJPEGs(camera, count: 60)
+        let cameras = try CameraRecordingTests.SnapshotTests.camerasJPEGs(camera, count: 60, width: Self.width, height: Self.height)
         try #require(cameras.count == 60)
         for (index, jpeg) in stored.enumerated() where index < cameras.count {
             #expect(jpeg == cameras[index], "frame \(index) differs from the camera's")
@@ -79,7 +89,7 @@ import Glibc
     /// JPEGs without a start marker (every 7th) and cut short (every 5th) are counted and
     /// left out; every other frame is there once, in order.
     @Test func damagedJPEGsAreCountedAndLeftOut() throws {
-        let camera = try FakeCamera(knobs: [.corruptJPEGEvery(7), .shortBufferEvery(5)])
+        let camera = try Self.camera("MJPG", [.corruptJPEGEvery(7), .shortBufferEvery(5)])
         let out = camera.file("copy.mkv")
         let copied = try Self.record(camera, to: [out], ["--frames", "60"])
         try #require(copied.result.status == 0, "\(copied.result.transcript)")
@@ -96,7 +106,7 @@ import Glibc
     /// Frames the driver drops (every 10th) leave gaps in the stored frame numbers exactly
     /// there, each counted in `dropped_driver`; nothing else is missing.
     @Test func theOnlyGapsAreTheCountedDrops() throws {
-        let camera = try FakeCamera(knobs: [.dropEvery(10)])
+        let camera = try Self.camera("MJPG", [.dropEvery(10)])
         let out = camera.file("copy.mkv")
         let copied = try Self.record(camera, to: [out], ["--frames", "45"])
         try #require(copied.result.status == 0, "\(copied.result.transcript)")
@@ -112,7 +122,7 @@ import Glibc
     /// it, and `--check-frames decode`, which decodes each JPEG, counts it and leaves it out.
     @Test func aFullDecodeFindsWhatTheMarkersDoNot() throws {
         for check in ["markers", "decode"] {
-            let camera = try FakeCamera(knobs: [.jpegHoleEvery(4)])
+            let camera = try Self.camera("MJPG", [.jpegHoleEvery(4)])
             let out = camera.file("copy.mkv")
             let copied = try Self.record(camera, to: [out], ["--frames", "40", "--check-frames", check])
             try #require(copied.result.status == 0, "\(copied.result.transcript)")
@@ -133,7 +143,7 @@ import Glibc
     /// Segments of a second: every JPEG is a keyframe, each file decodes alone, and together
     /// they hold every frame once.
     @Test func segmentsEachPlayAlone() throws {
-        let camera = try FakeCamera()
+        let camera = try Self.camera()
         let copied = try Self.record(camera, to: [camera.file("seg-{n}.mkv")],
                                      ["--frames", "75", "--segment-time", "1s"])
         try #require(copied.result.status == 0, "\(copied.result.transcript)")
@@ -142,7 +152,7 @@ import Glibc
             let path = camera.file("seg-\(n).mkv")
             let decode = try Tools.run("ffmpeg", ["-v", "error", "-i", path, "-f", "null", "-"])
             #expect(decode.status == 0 && decode.stderr.isEmpty, "seg-\(n): \(decode.stderr)")
-            numbers += try Tools.counters(path, width: 640)
+            numbers += try Tools.counters(path, width: Self.width)
         }
         #expect(numbers == (0..<75).map { Optional($0) }, "\(numbers)")
     }
@@ -168,7 +178,7 @@ import Glibc
         let streamed = camera.file("v4l2-\(UUID().uuidString).h264")
         let control = iPeriod.map { ["--set-ctrl=h264_i_frame_period=\($0)"] } ?? []
         let v4l2 = try ChildProcess.run(["v4l2-ctl", "-d", camera.path] + control
-                                            + ["--set-fmt-video=width=640,height=480,pixelformat=H264",
+                                            + ["--set-fmt-video=width=\(width),height=\(height),pixelformat=H264",
                                                "--stream-mmap=16", "--stream-count=\(count)", "--stream-to=\(streamed)"],
                                         environment: try camera.environment(), timeout: .seconds(30))
         try #require(v4l2.status == 0, "\(v4l2.transcript)")
@@ -181,7 +191,7 @@ import Glibc
     /// from the default --keyint of 2 s.
     @Test(arguments: ["h264", "mkv", "mp4", "ts"])
     func anH264CamerasPicturesAreStoredByteForByte(_ container: String) throws {
-        let camera = try FakeCamera(knobs: [.formats("H264:640x480@30")])
+        let camera = try Self.camera("H264")
         let out = camera.file("copy.\(container)")
         let copied = try Self.record(camera, to: [out], ["--format", "h264", "--frames", "60"])
         try #require(copied.result.status == 0, "\(copied.result.transcript)")
@@ -204,12 +214,12 @@ import Glibc
     /// to 30: each file starts with the parameter sets and an IDR picture and plays alone,
     /// and together they hold every frame once.
     @Test func h264SegmentsStartAtTheCamerasIDRPictures() throws {
-        let camera = try FakeCamera(knobs: [.formats("H264:640x480@30")])
+        let camera = try Self.camera("H264")
         let copied = try Self.record(camera, to: [camera.file("seg-{n}.h264")],
                                      ["--format", "h264", "--frames", "90", "--segment-time", "1s", "--keyint", "1s"])
         try #require(copied.result.status == 0, "\(copied.result.transcript)")
         var numbers: [Int?] = []
-        for n in 0..<3 { numbers += try SegmentTests.playsAlone(camera.file("seg-\(n).h264"), width: 640) }
+        for n in 0..<3 { numbers += try SegmentTests.playsAlone(camera.file("seg-\(n).h264"), width: Self.width) }
         #expect(numbers == (0..<90).map { Optional($0) }, "\(numbers)")
     }
 
@@ -217,7 +227,7 @@ import Glibc
     /// period control set with --control): a damaged one and those after it up to the next
     /// IDR picture are counted and left out, the rest are the camera's own.
     @Test func damagedH264IsLeftOutUpToTheNextIDR() throws {
-        let camera = try FakeCamera(knobs: [.formats("H264:640x480@30"), .corruptH264Every(7)])
+        let camera = try Self.camera("H264", [.corruptH264Every(7)])
         let out = camera.file("copy.mkv")
         let copied = try Self.record(camera, to: [out], ["--format", "h264", "--frames", "30",
                                                          "--control", "h264_i_frame_period=10"])
@@ -249,7 +259,7 @@ import Glibc
     @Test(arguments: ["mjpeg", "h264"])
     func eventClipsAndRetentionWorkAsForEncodedStreams(_ format: String) throws {
         let h264 = format == "h264"
-        let camera = try FakeCamera(knobs: [.signalAt([90])] + (h264 ? [.formats("H264:640x480@30")] : []))
+        let camera = try Self.camera(h264 ? "H264" : "MJPG", [.signalAt([90])])
         let copied = try Self.record(camera, to: [camera.file("seg-{n}.mkv")],
                                      ["--format", format, "--frames", "240", "--segment-time", "1s", "--keyint", "1s",
                                       "--keep-size", "1k", "--events", camera.file("clip-{n}.mp4"),
@@ -260,7 +270,7 @@ import Glibc
         try #require(clips.count == 1, "\(copied.summary["events"] ?? "no events")")
         #expect(clips[0]["state"] as? String == "finished" && clips[0]["trigger"] as? String == "signal")
         let clip = camera.file("clip-0.mp4")
-        let frames = try EventClipTests.counters(clip)
+        let frames = try EventClipTests.counters(clip, width: Self.width)
         #expect(frames.first! <= 60 && frames.first! > 60 - (h264 ? 30 : 1), "the pre-roll starts at \(frames.first!)")
         // A clip ends before a keyframe. An encoder is asked for one at the end of the post-roll;
         // the camera is not, so its clip runs on to the frame before its next IDR picture.
@@ -272,7 +282,8 @@ import Glibc
             #expect(stored == Array(cameras[frames.first!...]), "the clip's pictures differ from the camera's")
         } else {
             let stored = try Self.storedJPEGs(clip, in: camera)
-            let cameras = try CameraRecordingTests.SnapshotTests.camerasJPEGs(camera, count: frames.last! + 1)
+            let cameras = try CameraRecordingTests.SnapshotTests.camerasJPEGs(camera, count: frames.last! + 1, width: Self.width,
+                                                                             height: Self.height)
             #expect(stored == Array(cameras[frames.first!...]), "the clip's JPEGs differ from the camera's")
         }
 
@@ -297,7 +308,7 @@ import Glibc
     /// to the next IDR picture; what is stored is the camera's own, and decodes without a word.
     @Test func aFullDecodeFindsWhatTheNALStructureDoesNot() throws {
         for check in ["markers", "decode"] {
-            let camera = try FakeCamera(knobs: [.formats("H264:640x480@30"), .h264HoleEvery(4)])
+            let camera = try Self.camera("H264", [.h264HoleEvery(4)])
             let out = camera.file("copy.mkv")
             let copied = try Self.record(camera, to: [out], ["--format", "h264", "--frames", "20", "--check-frames", check,
                                                              "--control", "h264_i_frame_period=10"])
@@ -333,7 +344,7 @@ import Glibc
 
     /// Starts a copy of `camera` with `--http 127.0.0.1:0`; the child and the port it serves on.
     static func serve(_ camera: FakeCamera, _ arguments: [String]) throws -> (ChildProcess, Int) {
-        let child = try ChildProcess([Tools.vtrecord, "--device", camera.path, "--encoder", "copy", "--size", "640x480",
+        let child = try ChildProcess([Tools.vtrecord, "--device", camera.path, "--encoder", "copy", "--size", Self.size,
                                       "--fps", "30", "--http", "127.0.0.1:0", "--json-summary", camera.file("summary.json")]
                                          + arguments,
                                      environment: try camera.environment())
@@ -352,7 +363,7 @@ import Glibc
     /// page then shows the MJPEG stream).
     @Test func anMJPEGCopysLiveViewIsTheCamerasJPEGs() throws {
         typealias Live = CameraRecordingTests.LiveServerTests
-        let camera = try FakeCamera()
+        let camera = try Self.camera()
         let (child, port) = try Self.serve(camera, ["--frames", "150", "-o", camera.file("rec.mkv")])
         defer { if child.isRunning { child.send(SIGKILL) } }
         for path in ["/live.mp4", "/live.m3u8", "/live/0.m4s"] {
@@ -366,7 +377,7 @@ import Glibc
         try #require(r.status == 0, "\(r.standardError)")
         #expect(try SegmentTests.json(camera.file("summary.json"))["dropped_queue"] as? Int == 0)
 
-        try Live.expectTheCamerasJPEGs(camera, stream: stream.stdout, snapshot: snapshot)
+        try Live.expectTheCamerasJPEGs(camera, stream: stream.stdout, snapshot: snapshot, width: Self.width, height: Self.height)
     }
 
     /// The live view of an H.264 camera's copy is the camera's stream: /live.mp4 holds a run of
@@ -374,7 +385,7 @@ import Glibc
     /// and /snapshot.jpg, which need pictures, answer 404 naming /live.mp4.
     @Test func anH264CopysLiveStreamIsTheCamerasStream() throws {
         typealias Live = CameraRecordingTests.LiveServerTests
-        let camera = try FakeCamera(knobs: [.formats("H264:640x480@30")])
+        let camera = try Self.camera("H264")
         let (child, port) = try Self.serve(camera, ["--format", "h264", "--keyint", "1s", "--frames", "240",
                                                     "-o", camera.file("rec.h264")])
         defer { if child.isRunning { child.send(SIGKILL) } }
@@ -402,10 +413,10 @@ import Glibc
     /// and the control socket's `snapshot PATH`. An H.264 camera's copy has no picture to make
     /// one of, and the control socket says so.
     @Test func stillsOfACopyAreTheCamerasOwnJPEGs() throws {
-        let camera = try FakeCamera()
+        let camera = try Self.camera()
         let socketPath = camera.file("ctl")
         let latest = camera.file("latest.jpg")
-        let child = try ChildProcess([Tools.vtrecord, "--device", camera.path, "--encoder", "copy", "--size", "640x480",
+        let child = try ChildProcess([Tools.vtrecord, "--device", camera.path, "--encoder", "copy", "--size", Self.size,
                                       "--fps", "30", "--frames", "120", "-o", camera.file("rec.mkv"), "--quiet",
                                       "--snapshot", latest, "--snapshot-every", "1s", "--control-socket", socketPath,
                                       "--json-summary", camera.file("summary.json")],
@@ -421,18 +432,19 @@ import Glibc
         #expect(summary["snapshots_written"] as? Int ?? 0 >= 3 && summary["snapshots_failed"] as? Int == 0, "\(summary)")
         var stills: [(Int, Data)] = []
         for path in [latest, asked] {
-            let number = try #require(try Tools.counters(path, width: 640).first ?? nil, "\(path) shows no frame number")
+            let number = try #require(try Tools.counters(path, width: Self.width).first ?? nil, "\(path) shows no frame number")
             stills.append((number, try Data(contentsOf: URL(fileURLWithPath: path))))
         }
-        let pictures = try CameraRecordingTests.SnapshotTests.camerasJPEGs(camera, count: stills.map(\.0).max()! + 1)
+        let pictures = try CameraRecordingTests.SnapshotTests.camerasJPEGs(camera, count: stills.map(\.0).max()! + 1,
+                                                                          width: Self.width, height: Self.height)
         for (number, jpeg) in stills {
             #expect(pictures[number] == jpeg, "the still of frame \(number) is not the camera's JPEG")
         }
 
-        let h264 = try FakeCamera(knobs: [.formats("H264:640x480@30")])
+        let h264 = try Self.camera("H264")
         let h264Socket = h264.file("ctl")
         let copying = try ChildProcess([Tools.vtrecord, "--device", h264.path, "--encoder", "copy", "--format", "h264",
-                                        "--size", "640x480", "--frames", "60", "-o", h264.file("rec.mkv"), "--quiet",
+                                        "--size", Self.size, "--frames", "60", "-o", h264.file("rec.mkv"), "--quiet",
                                         "--control-socket", h264Socket], environment: try h264.environment())
         defer { if copying.isRunning { copying.send(SIGKILL) } }
         let h264Control = try #require(Self.controlClient(h264Socket), "no control socket at \(h264Socket)")
@@ -455,8 +467,7 @@ import Glibc
     /// its I-frame period from `--keyint` again, and the recording goes on in the same file from
     /// the camera's next IDR picture, decoding clean, with keyframes as far apart as before.
     @Test func anH264CameraThatComesBackKeepsItsKeyframeInterval() throws {
-        let camera = try FakeCamera(knobs: [.formats("H264:640x480@30"), .unplugAfter(frames: 70),
-                                            .reconnectAfter(milliseconds: 500)])
+        let camera = try Self.camera("H264", [.unplugAfter(frames: 70), .reconnectAfter(milliseconds: 500)])
         let out = camera.file("copy.mkv")
         let copied = try Self.record(camera, to: [out], ["--format", "h264", "--keyint", "2s", "--duration", "7s",
                                                          "--reconnect"])
@@ -466,7 +477,7 @@ import Glibc
         #expect(decode.status == 0 && decode.stderr.isEmpty, "\(decode.stderr)")
         // The camera numbers its frames from 0 again when it comes back: two runs, each starting
         // at an IDR picture, with one every 60 pictures (2 s) in each.
-        let numbers = try Tools.counters(out, width: 640).map { try #require($0) }
+        let numbers = try Tools.counters(out, width: Self.width).map { try #require($0) }
         let restart = try #require(numbers.indices.dropFirst().first { numbers[$0] < numbers[$0 - 1] }, "\(numbers)")
         #expect(Array(numbers[..<restart]) == Array(0..<70), "\(numbers)")
         let after = Array(numbers[restart...])

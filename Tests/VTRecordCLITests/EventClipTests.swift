@@ -34,8 +34,8 @@ import Glibc
     }
 
     /// The frame numbers a clip holds, each once and in order (or the test fails).
-    static func counters(_ file: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> [Int] {
-        let counters = try Tools.counters(file, width: 640).map { try #require($0, sourceLocation: sourceLocation) }
+    static func counters(_ file: String, width: Int = 640, sourceLocation: SourceLocation = #_sourceLocation) throws -> [Int] {
+        let counters = try Tools.counters(file, width: width).map { try #require($0, sourceLocation: sourceLocation) }
         try #require(!counters.isEmpty, "\(file) holds no picture", sourceLocation: sourceLocation)
         #expect(counters == Array(counters[0]...counters[counters.count - 1]),
                 "\(file): frames missing, repeated or out of order: \(counters)", sourceLocation: sourceLocation)

@@ -379,18 +379,19 @@ extension CameraRecordingTests {
         /// 1.5 s of /stream.mjpeg (`stream`) holds one JPEG for each frame in order, and it and
         /// /snapshot.jpg are the camera's own, byte for byte as v4l2-ctl receives the same frames
         /// from the same camera (whose pictures depend only on their sequence number).
-        static func expectTheCamerasJPEGs(_ camera: FakeCamera, stream: Data, snapshot: Data,
-                                          sourceLocation: SourceLocation = #_sourceLocation) throws {
+        static func expectTheCamerasJPEGs(_ camera: FakeCamera, stream: Data, snapshot: Data, width: Int = 640,
+                                          height: Int = 480, sourceLocation: SourceLocation = #_sourceLocation) throws {
             let parts = Self.parts(stream)
             #expect(parts.count >= 30, "\(parts.count) pictures in 1.5 s of a 30 fps camera", sourceLocation: sourceLocation)
             try Data(parts.joined()).write(to: URL(fileURLWithPath: camera.file("served.mjpeg")))
-            let numbers = try Tools.counters(camera.file("served.mjpeg"), width: 640).map { try #require($0) }
+            let numbers = try Tools.counters(camera.file("served.mjpeg"), width: width).map { try #require($0) }
             try #require(numbers.count == parts.count, sourceLocation: sourceLocation)
             #expect(zip(numbers, numbers.dropFirst()).allSatisfy { $1 == $0 + 1 }, "\(numbers)", sourceLocation: sourceLocation)
             try snapshot.write(to: URL(fileURLWithPath: camera.file("snapshot.jpg")))
-            let still = try #require(try Tools.counters(camera.file("snapshot.jpg"), width: 640).first ?? nil,
+            let still = try #require(try Tools.counters(camera.file("snapshot.jpg"), width: width).first ?? nil,
                                      sourceLocation: sourceLocation)
-            let pictures = try CameraRecordingTests.SnapshotTests.camerasJPEGs(camera, count: max(numbers.last ?? 0, still) + 1)
+            let pictures = try CameraRecordingTests.SnapshotTests.camerasJPEGs(camera, count: max(numbers.last ?? 0, still) + 1,
+                                                                              width: width, height: height)
             for (number, part) in zip(numbers, parts) {
                 #expect(number < pictures.count && part == pictures[number], "frame \(number) differs from the camera's",
                         sourceLocation: sourceLocation)

@@ -60,10 +60,10 @@ extension CameraRecordingTests {
 
         /// The 640x480 JPEGs of sequence numbers 0 ..< `count` as v4l2-ctl receives them from
         /// `camera`, whose pictures depend only on their sequence number.
-        static func camerasJPEGs(_ camera: FakeCamera, count: Int) throws -> [Data] {
+        static func camerasJPEGs(_ camera: FakeCamera, count: Int, width: Int = 640, height: Int = 480) throws -> [Data] {
             let streamed = camera.file("v4l2-\(UUID().uuidString).mjpeg")
             let v4l2 = try ChildProcess.run(["v4l2-ctl", "-d", camera.path,
-                                             "--set-fmt-video=width=640,height=480,pixelformat=MJPG",
+                                             "--set-fmt-video=width=\(width),height=\(height),pixelformat=MJPG",
                                              "--stream-mmap=16", "--stream-count=\(count)", "--stream-to=\(streamed)"],
                                             environment: try camera.environment(), timeout: .seconds(30))
             try #require(v4l2.status == 0, "\(v4l2.transcript)")

@@ -107,11 +107,11 @@ import Glibc
     @Test(arguments: [("mjpeg", "mkv"), ("h264", "mp4")])
     func syncHoldsForTheCamerasOwnFrames(format: String, container: String) throws {
         let microphone = Self.microphone()
-        let camera = try FakeCamera(knobs: [.flash] + (format == "h264" ? [.formats("H264:640x480@30")] : []))
+        let camera = try FakeCamera(knobs: [.flash, .formats("\(format == "h264" ? "H264" : "MJPG"):320x240@30")])
         let alsa = try FakeALSAConfiguration([microphone])
         let file = alsa.file("copy.\(container)")
         let summaryPath = alsa.file("copy.json")
-        let r = try Tools.run(Tools.vtrecord, ["--device", camera.path, "--size", "640x480", "--format", format,
+        let r = try Tools.run(Tools.vtrecord, ["--device", camera.path, "--size", "320x240", "--format", format,
                                                "--encoder", "copy", "--audio", microphone.name, "--duration", "6s",
                                                "--quiet", "-o", file, "--json-summary", summaryPath],
                               environment: alsa.environment(base: try camera.environment()))
