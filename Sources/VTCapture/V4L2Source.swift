@@ -296,7 +296,11 @@ public final class V4L2Source: CaptureSource {
     private func countSequence(_ filled: borrowing V4L2BufferRing.Filled, _ reader: inout Reader) {
         let sequence = filled.sequence
         if let last = reader.lastSequence {
-            if sequence > last &+ 1 { counters.withLock { $0.droppedBySource += Int(sequence - last - 1) } }
+            if sequence > last &+ 1 {
+                counters.withLock { $0.droppedBySource += Int(sequence - last - 1) }
+                // A camera's H.264 after a lost access unit may refer to it.
+                reader.accessUnits.waitForKeyFrame()
+            }
         } else if reader.discontinuity, let before = reader.lastTimestamp {
             let frames = Double(filled.timestamp - before) / 1e9 * format.frameRate.framesPerSecond
             counters.withLock { $0.droppedBySource += max(0, Int(frames.rounded()) - 1) }

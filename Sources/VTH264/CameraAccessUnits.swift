@@ -67,8 +67,9 @@ public struct CameraAccessUnits {
     }
 
     /// What follows waits for the next IDR, as after a unit `take` found damaged: the unit just
-    /// let through was found damaged after all (a full decode), or the stream was broken off
-    /// and started again (a reconnect), so the next units may refer to pictures never seen.
+    /// let through was found damaged after all (a full decode), a unit was lost (the driver
+    /// dropped it), or the stream was broken off and started again (a reconnect), so the next
+    /// units may refer to pictures never seen.
     public mutating func waitForKeyFrame() {
         waitsForKeyFrame = true
     }

@@ -92,11 +92,22 @@ public final class RecordingControl: Sendable {
     /// ends, fails or is stopped; then the queue is closed so the encoder drains it.
     func capture(realTime: Bool) {
         if realTime { ThreadPriority.raiseForLiveCapture() }
+        // A camera's H.264 access unit dropped here (`--encoder copy`) may be referred to by
+        // those after it: they are dropped too, up to the next IDR picture, so that nothing
+        // stored refers to a picture that is not there.
+        var waitsForKeyFrame = false
         do {
             while !isStopRequested {
                 guard let frame = try source.nextFrame() else { break }
                 let handoffStarted = MonotonicClock.nanoseconds()
                 captured.add(1, ordering: .relaxed)
+                if waitsForKeyFrame, let compressed = frame.compressed, compressed.format.codec == .h264 {
+                    guard compressed.isKeyFrame else {
+                        dropped.add(1, ordering: .relaxed)
+                        continue
+                    }
+                    waitsForKeyFrame = false
+                }
                 let refused = realTime ? queue.offer(frame) : queue.put(frame)
                 guard let frame = refused else {
                     noteHandoff(since: handoffStarted)
@@ -111,6 +122,7 @@ public final class RecordingControl: Sendable {
                 }
                 // The frame is dropped: its lease ends with this iteration.
                 dropped.add(1, ordering: .relaxed)
+                if frame.compressed?.format.codec == .h264 { waitsForKeyFrame = true }
                 noteHandoff(since: handoffStarted)
             }
         } catch {

@@ -46,7 +46,13 @@ extension VTRecord {
                             http.liveSize.map { _ in "--live-size" }, http.liveBitrate.map { _ in "--live-bitrate" }]
             .compactMap { $0 }
         if let first = needPictures.first {
-            return "\(first) needs the pictures, which --encoder copy does not decode: record with x264 or vaapi"
+            return "\(first) needs the pictures, which --encoder copy does not decode: "
+                + (input.format == .h264 ? "ask the camera for --format mjpeg or a raw format, or leave \(first) out"
+                                         : "record with x264 or vaapi")
+        }
+        if input.format == .h264, let given = [http.httpMjpegFps.map { _ in "--http-mjpeg-fps" },
+                                               http.httpMjpegSize.map { _ in "--http-mjpeg-size" }].compactMap({ $0 }).first {
+            return "\(given): a camera's H.264 copied as it comes gives no pictures for /stream.mjpeg; leave it out"
         }
         // H.264 goes wherever an encoder's would.
         guard input.format != .h264 else { return nil }

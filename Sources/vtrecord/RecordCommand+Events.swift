@@ -134,7 +134,10 @@ extension VTRecord {
 
     /// `snapshot PATH` while an H.264 camera's stream is copied as it came.
     struct NoStillOfH264: Error, CustomStringConvertible {
-        var description: String { "this recording keeps the camera's H.264 as it comes, with no picture to take a still of" }
+        var description: String {
+            "this recording keeps the camera's H.264 as it comes, with no picture to take a still of: "
+                + "watch /live.mp4 with --http, or take stills from a file it wrote (vtrecord thumbnail)"
+        }
     }
 
     struct StillTimedOut: Error, CustomStringConvertible {

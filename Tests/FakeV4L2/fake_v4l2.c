@@ -65,7 +65,9 @@
 //   FAKE_V4L2_JITTER_US=J          Each frame comes due up to J µs late (a fixed pseudo-random
 //                                  amount per sequence number; never out of order).
 //   FAKE_V4L2_DROP_EVERY=N         The driver drops every Nth frame (sequence N-1, 2N-1, …):
-//                                  those sequence numbers never reach userspace.
+//                                  those sequence numbers never reach userspace. An H264
+//                                  camera has encoded them all the same, so the access
+//                                  units after a lost one refer to it.
 //   FAKE_V4L2_CORRUPT_JPEG_EVERY=N Every Nth MJPEG frame (same numbering) carries bytes that
 //                                  are not a JPEG at all (no SOI marker).
 //   FAKE_V4L2_JPEG_HOLE_EVERY=N    Every Nth MJPEG frame loses the second half of its scan but

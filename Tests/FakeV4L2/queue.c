@@ -119,8 +119,26 @@ static size_t cut_last_slice(uint8_t *unit, size_t size) {
     return size - third;
 }
 
+// An H264 camera encodes every picture whether or not the driver has a buffer for it: the
+// pictures after a lost access unit refer to it. The lost one is encoded here and let go.
+static void encode_lost(struct fv_device *device, uint64_t sequence) {
+    static uint8_t *scratch;
+    static size_t capacity;
+    size_t needed = device->allocation != NULL ? device->allocation->length : 0;
+    if (needed == 0) return;
+    if (capacity < needed) {
+        uint8_t *grown = realloc(scratch, needed);
+        if (grown == NULL) return;
+        scratch = grown;
+        capacity = needed;
+    }
+    (void)fv_paint(V4L2_PIX_FMT_H264, device->size->width, device->size->height, (uint32_t)sequence, false,
+                   scratch, capacity);
+}
+
 static void produce(struct fv_device *device, uint64_t sequence, int64_t due) {
     if (fv_every(fv.config.drop_every, sequence) || device->queued_count == 0) {
+        if (device->format->fourcc == V4L2_PIX_FMT_H264) encode_lost(device, sequence);
         fv.frames_dropped++;
         fv_trace("frame %llu dropped", (unsigned long long)sequence);
         return;

@@ -125,6 +125,25 @@ struct FakeV4L2H264ProofTests {
         #expect(decoded.standardError.contains("Invalid NAL unit"), "\(decoded.transcript)")
     }
 
+    /// A frame the driver drops (every 10th) was encoded all the same, as a camera's encoder
+    /// does not know the driver had no buffer: ffmpeg's decoder finds the gap in frame_num
+    /// where a unit is missing from what v4l2-ctl stores, and none in the camera's whole stream.
+    @Test func aDroppedAccessUnitLeavesAGapTheDecoderSees() throws {
+        for dropping in [false, true] {
+            let camera = try FakeCamera(knobs: [.formats(Self.formats)] + (dropping ? [.dropEvery(10)] : []))
+            let output = camera.file("dropped.h264")
+            let result = try camera.v4l2ctl(["--set-fmt-video=width=320,height=240,pixelformat=H264",
+                                             "--stream-mmap=16", "--stream-count=25", "--stream-to=\(output)"])
+            try #require(result.status == 0, "\(result.transcript)")
+            let decoded = try ChildProcess.run(["ffmpeg", "-nostdin", "-hide_banner", "-nostats", "-loglevel", "debug",
+                                                "-threads", "1", "-i", output, "-f", "null", "-"],
+                                               environment: ProcessInfo.processInfo.environment, timeout: .seconds(30))
+            try #require(decoded.status == 0, "\(decoded.transcript)")
+            let gaps = decoded.standardError.components(separatedBy: "Frame num gap").count - 1
+            #expect(dropping ? gaps >= 1 : gaps == 0, "dropping \(dropping): \(gaps) gaps")
+        }
+    }
+
     /// Every fourth access unit loses the middle of its slice's data: v4l2-ctl stores units
     /// whose NAL headers are all clean, and ffmpeg's decoder conceals damage exactly when the
     /// stream it is given grows by one of those (pictures 3, 7, 11), not when it grows by

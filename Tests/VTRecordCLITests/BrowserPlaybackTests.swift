@@ -133,7 +133,7 @@ import Glibc
         defer { if child.isRunning { child.send(SIGKILL) } }
         let page = try Tools.run("/usr/bin/python3", [Live.browser + "/cdp.py", "http://127.0.0.1:\(port)/",
                                                       Live.browser + "/framecode.js", "--timeout", "30",
-                                                      "--args", #"{"samples": 20, "seconds": 4, "period_ms": 150, "selector": "img"}"#])
+                                                      "--args", #"{"samples": 20, "seconds": 4, "period_ms": 150, "selector": ".picture img"}"#])
         child.send(SIGINT)
         #expect(child.wait().status == 0)
         try #require(page.status == 0, "cdp.py: \(page.stderr)")

@@ -118,6 +118,22 @@ import Glibc
         #expect((dropped ... dropped + 1).contains(copied.count("dropped_driver")), "\(copied.summary)")
     }
 
+    /// An H.264 camera whose driver drops every 10th access unit, with an IDR picture every 30:
+    /// what follows a lost unit may refer to it, so the stored stream goes on only from the next
+    /// IDR picture, and decodes without a word; the waiting units are counted in `frames_bad`.
+    @Test func h264AfterALostUnitWaitsForTheNextIDR() throws {
+        let camera = try Self.camera("H264", [.dropEvery(10)])
+        let out = camera.file("copy.mkv")
+        let copied = try Self.record(camera, to: [out], ["--format", "h264", "--keyint", "1s", "--frames", "27"])
+        try #require(copied.result.status == 0, "\(copied.result.transcript)")
+        let decode = try Tools.run("ffmpeg", ["-v", "error", "-i", out, "-f", "null", "-"])
+        #expect(decode.status == 0 && decode.stderr.isEmpty, "\(decode.stderr)")
+        let numbers = try Tools.counters(out, width: Self.width).map { try #require($0) }
+        // Frames 0–8 of each second: 9 is lost, and 10–29 wait for the IDR picture at 30.
+        #expect(numbers == (0..<90).filter { $0 % 30 < 9 }, "\(numbers)")
+        #expect(copied.count("frames_bad") >= 40, "\(copied.summary)")
+    }
+
     /// A JPEG that lost the middle of its scan keeps every marker: the default check stores
     /// it, and `--check-frames decode`, which decodes each JPEG, counts it and leaves it out.
     @Test func aFullDecodeFindsWhatTheMarkersDoNot() throws {
@@ -271,25 +287,26 @@ import Glibc
         #expect(clips[0]["state"] as? String == "finished" && clips[0]["trigger"] as? String == "signal")
         let clip = camera.file("clip-0.mp4")
         let frames = try EventClipTests.counters(clip, width: Self.width)
+        let first = try #require(frames.first), last = try #require(frames.last)
         // The event's moment is when vtrecord takes the signal, which the camera sends as it
         // hands out frame 90: on a busy machine a frame or two later. Every JPEG is a keyframe,
         // so an MJPEG clip starts a second before that moment; an H.264 one at the IDR before it.
         #expect((clips[0]["pre_roll"] as? Double ?? 0) >= 1, "\(clips[0])")
         let earliest = h264 ? 60 - 29 : 59, latest = h264 ? 60 : 62
-        #expect((earliest ... latest).contains(frames.first!), "the pre-roll starts at \(frames.first!)")
+        #expect((earliest ... latest).contains(first), "the pre-roll starts at \(first)")
         // A clip ends before a keyframe. An encoder is asked for one at the end of the post-roll;
         // the camera is not, so its clip runs on to the frame before its next IDR picture.
-        #expect(frames.last! >= 120 && frames.last! <= (h264 ? 149 : 122), "the post-roll ends at \(frames.last!)")
+        #expect(last >= 120 && last <= (h264 ? 149 : 122), "the post-roll ends at \(last)")
         #expect(clips[0]["frames"] as? Int == frames.count)
         if h264 {
             let stored = Self.codedPictures(try Self.storedAnnexB(clip, in: camera))
-            let cameras = try Self.camerasPictures(camera, count: frames.last! + 1, iPeriod: 30)
-            #expect(stored == Array(cameras[frames.first!...]), "the clip's pictures differ from the camera's")
+            let cameras = try Self.camerasPictures(camera, count: last + 1, iPeriod: 30)
+            #expect(stored == Array(cameras[first...]), "the clip's pictures differ from the camera's")
         } else {
             let stored = try Self.storedJPEGs(clip, in: camera)
-            let cameras = try CameraRecordingTests.SnapshotTests.camerasJPEGs(camera, count: frames.last! + 1, width: Self.width,
+            let cameras = try CameraRecordingTests.SnapshotTests.camerasJPEGs(camera, count: last + 1, width: Self.width,
                                                                              height: Self.height)
-            #expect(stored == Array(cameras[frames.first!...]), "the clip's JPEGs differ from the camera's")
+            #expect(stored == Array(cameras[first...]), "the clip's JPEGs differ from the camera's")
         }
 
         // Eight segments; at each close the sweep deletes all but the file being written.
