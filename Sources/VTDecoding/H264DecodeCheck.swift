@@ -17,7 +17,8 @@ public final class H264DecodeCheck {
         /// The unit, or one before it whose picture came out with it, did not decode whole.
         case damaged(String)
         /// The decoder cannot decode this stream at all (its library, a 4:2:2 picture): the
-        /// check cannot be made, and the source goes on with the structure check alone.
+        /// check cannot be made, now or for any later unit, and the source goes on with the
+        /// structure check alone.
         case cannotCheck(String)
     }
 
@@ -25,6 +26,9 @@ public final class H264DecodeCheck {
     /// Tokens of the damaged pictures handed out during the current `check`.
     private var damaged: [FrameToken] = []
     private var next: UInt64 = 0
+    /// Why the decoder could not go on: the check is over for this stream (a decoder made
+    /// again would start on a unit that refers to pictures it never saw).
+    private var failure: String?
 
     /// Fails when FFmpeg's libraries cannot be loaded: the check cannot be made at all.
     public init() throws(DecoderError) {
@@ -33,6 +37,7 @@ public final class H264DecodeCheck {
 
     /// Decodes one access unit (AVCC, with the stream's parameter sets in `format`).
     public func check(_ unit: [UInt8], format: VideoFormatDescription, isKeyFrame: Bool) -> Finding {
+        if let failure { return .cannotCheck(failure) }
         next += 1
         let token = FrameToken(next)
         let frame = EncodedFrame(data: unit, pts: MediaTime(value: Int64(next), timescale: 30),
@@ -57,6 +62,7 @@ public final class H264DecodeCheck {
             return .damaged("it does not decode: \(reason)")
         } catch {
             session = nil
+            failure = "\(error)"
             return .cannotCheck("\(error)")
         }
         guard let first = damaged.first else { return .whole }

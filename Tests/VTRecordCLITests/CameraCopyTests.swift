@@ -21,6 +21,11 @@ import Glibc
     static let width = 320, height = 240
     static let size = "\(width)x\(height)"
 
+    /// vtrecord five nice levels below the rest of the suite: its capture thread, which here
+    /// also runs the stand-in camera's encoding, then stays below the camera lane's, whose
+    /// tests time theirs, while still above everything at the normal priority.
+    static let vtrecord = ["/usr/bin/nice", "-n", "5", Tools.vtrecord]
+
     /// A camera sending `format` (MJPG or H264) at `size` and 30 fps.
     static func camera(_ format: String = "MJPG", _ knobs: [FakeCamera.Knob] = []) throws -> FakeCamera {
         try FakeCamera(knobs: [.formats("\(format):\(size)@30")] + knobs)
@@ -34,7 +39,7 @@ import Glibc
 
     static func record(_ camera: FakeCamera, to outputs: [String], _ arguments: [String]) throws -> Copied {
         let summaryPath = camera.file("summary.json")
-        let r = try ChildProcess.run([Tools.vtrecord, "--device", camera.path, "--encoder", "copy", "--size", Self.size,
+        let r = try ChildProcess.run(Self.vtrecord + ["--device", camera.path, "--encoder", "copy", "--size", Self.size,
                                       "--fps", "30", "--json-summary", summaryPath, "--quiet"]
                                          + outputs.flatMap { ["-o", $0] } + arguments,
                                      environment: try camera.environment(), timeout: .seconds(60))
@@ -366,7 +371,7 @@ import Glibc
 
     /// Starts a copy of `camera` with `--http 127.0.0.1:0`; the child and the port it serves on.
     static func serve(_ camera: FakeCamera, _ arguments: [String]) throws -> (ChildProcess, Int) {
-        let child = try ChildProcess([Tools.vtrecord, "--device", camera.path, "--encoder", "copy", "--size", Self.size,
+        let child = try ChildProcess(Self.vtrecord + ["--device", camera.path, "--encoder", "copy", "--size", Self.size,
                                       "--fps", "30", "--http", "127.0.0.1:0", "--json-summary", camera.file("summary.json")]
                                          + arguments,
                                      environment: try camera.environment())
@@ -438,7 +443,7 @@ import Glibc
         let camera = try Self.camera()
         let socketPath = camera.file("ctl")
         let latest = camera.file("latest.jpg")
-        let child = try ChildProcess([Tools.vtrecord, "--device", camera.path, "--encoder", "copy", "--size", Self.size,
+        let child = try ChildProcess(Self.vtrecord + ["--device", camera.path, "--encoder", "copy", "--size", Self.size,
                                       "--fps", "30", "--frames", "120", "-o", camera.file("rec.mkv"), "--quiet",
                                       "--snapshot", latest, "--snapshot-every", "1s", "--control-socket", socketPath,
                                       "--json-summary", camera.file("summary.json")],
@@ -465,7 +470,7 @@ import Glibc
 
         let h264 = try Self.camera("H264")
         let h264Socket = h264.file("ctl")
-        let copying = try ChildProcess([Tools.vtrecord, "--device", h264.path, "--encoder", "copy", "--format", "h264",
+        let copying = try ChildProcess(Self.vtrecord + ["--device", h264.path, "--encoder", "copy", "--format", "h264",
                                         "--size", Self.size, "--frames", "60", "-o", h264.file("rec.mkv"), "--quiet",
                                         "--control-socket", h264Socket], environment: try h264.environment())
         defer { if copying.isRunning { copying.send(SIGKILL) } }
