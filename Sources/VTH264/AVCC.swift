@@ -57,8 +57,14 @@ public enum AVCC {
 
     /// `fromAnnexB(_:parameterSetsApart:)` for bytes in place (a camera's buffer), copied once.
     public static func fromAnnexB(_ raw: UnsafeRawBufferPointer, parameterSetsApart: Bool) -> SplitAccessUnit {
+        fromAnnexB(raw, units: AnnexB.nalUnitRanges(in: raw), parameterSetsApart: parameterSetsApart)
+    }
+
+    /// `fromAnnexB(_:parameterSetsApart:)` of bytes whose NAL units
+    /// (`AnnexB.nalUnitRanges(in: raw)`) were found already.
+    static func fromAnnexB(_ raw: UnsafeRawBufferPointer, units ranges: [Range<Int>],
+                           parameterSetsApart: Bool) -> SplitAccessUnit {
         let bytes = raw.assumingMemoryBound(to: UInt8.self)
-        let ranges = AnnexB.nalUnitRanges(in: raw)
         var split = SplitAccessUnit(accessUnit: [], sequenceParameterSets: [], pictureParameterSets: [])
         split.accessUnit.reserveCapacity(ranges.reduce(0) { $0 + 4 + $1.count })
         for range in ranges {

@@ -42,12 +42,19 @@ public enum AccessUnitCheck {
 
     /// `problem`, or for a unit without one whether its picture is an IDR.
     static func examine(_ bytes: UnsafeRawBufferPointer, parameterSetsSeen: Bool) -> Result<Bool, Problem> {
+        examine(bytes, units: AnnexB.nalUnitRanges(in: bytes), parameterSetsSeen: parameterSetsSeen)
+    }
+
+    /// `examine` of a unit whose NAL units (`AnnexB.nalUnitRanges(in: bytes)`) were found
+    /// already, so a caller that goes on to use them scans the bytes once.
+    static func examine(_ bytes: UnsafeRawBufferPointer, units: [Range<Int>],
+                        parameterSetsSeen: Bool) -> Result<Bool, Problem> {
         var first = 0
         while first < bytes.count, bytes[first] == 0 { first += 1 }
         guard first >= 2, first < bytes.count, bytes[first] == 1 else { return .failure(.noStartCode) }
         var sawIDR = false, sawNonIDR = false, sawSPS = false, sawPPS = false
         var firstSlice = true
-        for (index, range) in AnnexB.nalUnitRanges(in: bytes).enumerated() {
+        for (index, range) in units.enumerated() {
             let header = NALUnitHeader(bytes[range.lowerBound])
             let type = header.type
             if header.forbiddenZeroBit { return .failure(.forbiddenBit(unit: index)) }

@@ -35,15 +35,17 @@ public struct CameraAccessUnits {
     /// Takes the next access unit from the camera, in place in the camera's buffer: a unit
     /// let through is copied once, into its AVCC form.
     public mutating func take(_ annexB: UnsafeRawBufferPointer) -> Outcome {
+        // The NAL units are found once, for the check and for the AVCC form.
+        let units = AnnexB.nalUnitRanges(in: annexB)
         let isKeyFrame: Bool
-        switch AccessUnitCheck.examine(annexB, parameterSetsSeen: format != nil) {
+        switch AccessUnitCheck.examine(annexB, units: units, parameterSetsSeen: format != nil) {
         case .success(let isIDR):
             isKeyFrame = isIDR
         case .failure(let problem):
             waitsForKeyFrame = true
             return .damaged(problem.description)
         }
-        let split = AVCC.fromAnnexB(annexB, parameterSetsApart: true)
+        let split = AVCC.fromAnnexB(annexB, units: units, parameterSetsApart: true)
         if !split.sequenceParameterSets.isEmpty || !split.pictureParameterSets.isEmpty {
             // Sent alone, either keeps the other of the sets in force.
             let sequence = split.sequenceParameterSets.isEmpty ? format?.sequenceParameterSets ?? [] : split.sequenceParameterSets

@@ -12,10 +12,11 @@ import Glibc
 /// damaged ones counted and left out, segments that each play alone; the same for an H.264
 /// camera's access units in every container.
 ///
-/// Real-time capture, one recording at a time, but not among CameraRecordingTests: storing
-/// frames as they come costs next to no CPU, so these run in a lane beside the encoding
-/// camera tests instead of after them.
-@Suite(.serialized) struct CameraCopyTests {
+/// Real-time capture, but not among CameraRecordingTests and not one recording at a time:
+/// storing small frames as they come costs next to no CPU, so these run beside the other
+/// tests of the command line, in a lane beside the encoding camera tests. (One at a time, they
+/// waited for the lane's other tests to end and then ran alone, two minutes more.)
+@Suite struct CameraCopyTests {
     /// The cameras' size: small, so that the stand-in camera's own JPEG and H.264 encoding, in
     /// the recording's capture thread, costs the tests beside these little.
     static let width = 320, height = 240

@@ -55,45 +55,51 @@ import Glibc
                                               environment: Self.environment, timeout: .seconds(30))
             return (result, receiver.stop())
         }
-        #expect(result.status == 0, "\(result.transcript)")
-        let (local, _) = try FrameChecksums.decoding(dir.path("local.mkv"))
-        #expect(local.video.count >= 60)
-        let part = try #require(parts.count == 1 ? parts.first : nil, "\(Self.describe(parts))")
-        #expect(part.decodingErrors.isEmpty, "\(part.decodingErrors)")
         // RTSP's receiver may leave out the B-frames after the first keyframe.
         let isRTSP = kind == .rtsp
-        #expect(Self.follows(part.hashes, local.hashes, inOrder: isRTSP), "\(Self.describe(parts))")
-        #expect(part.frames.count >= local.video.count - (isRTSP ? 5 : 0), "\(Self.describe(parts))")
+        let part = try Self.expectOneCleanPart(result, parts, in: dir, frames: 60, missing: isRTSP ? 5 : 0, inOrder: isRTSP)
         #expect(part.hasSound, "\(Self.describe(parts))")
         if isRTSP { #expect(part.rtspTransport == .tcp, "\(Self.describe(parts))") }
-        let outputs = try Self.summary(dir.path("summary.json"))["outputs"] as? [[String: Any]] ?? []
+    }
+
+    /// What a recording to local.mkv and one stream must show: the run ended well, the file has
+    /// at least `frames` pictures, the receiver got them in one part that decodes clean, from
+    /// wherever it joined (in order, with `inOrder`: some may be left out between), missing no
+    /// more than `missing` of the file's, and the stream's output dropped no packet.
+    static func expectOneCleanPart(_ result: ChildProcess.Result, _ parts: [ReceivedPart], in dir: TemporaryDirectory,
+                                   frames: Int, missing: Int, inOrder: Bool = false) throws -> ReceivedPart {
+        #expect(result.status == 0, "\(result.transcript)")
+        let (local, _) = try FrameChecksums.decoding(dir.path("local.mkv"))
+        #expect(local.video.count >= frames)
+        let part = try #require(parts.count == 1 ? parts.first : nil, "\(describe(parts))")
+        #expect(part.decodingErrors.isEmpty, "\(part.decodingErrors)")
+        #expect(follows(part.hashes, local.hashes, inOrder: inOrder), "\(describe(parts))")
+        #expect(part.frames.count >= local.video.count - missing, "\(describe(parts))")
+        let outputs = try summary(dir.path("summary.json"))["outputs"] as? [[String: Any]] ?? []
         #expect(outputs.last?["packets_dropped"] as? Int == 0, "\(outputs)")
+        return part
     }
 
     /// An H.264 camera's own access units (--encoder copy) to a file and an SRT stream at once:
-    /// the receiver decodes the file's pictures from a keyframe on, without an error.
+    /// the receiver decodes the file's pictures from a keyframe on, without an error. The
+    /// recording runs above the suite: a unit dropped at its queue would leave out what follows
+    /// it up to the next IDR picture, a second later.
     @Test func anH264CamerasStreamStoredAsItCameIsPublishedToo() async throws {
         let dir = try TemporaryDirectory()
-        let camera = try FakeCamera(knobs: [.formats("H264:640x480@30")])
+        let camera = try FakeCamera(knobs: [.formats("H264:320x240@30")])
         let environment = try camera.environment()
         let (result, parts) = try await StreamPeerProofTests.offThePool {
             let receiver = try StreamReceiver(.srt())
             let result = try ChildProcess.run(
-                [Tools.vtrecord, "--device", camera.path, "--encoder", "copy", "--format", "h264", "--size", "640x480",
-                 "--keyint", "1s", "--duration", "3s", "--quiet", "--json-summary", dir.path("summary.json"),
-                 "-o", dir.path("local.mkv"), "-o", receiver.url],
+                Tools.vtrecordAboveTheSuite
+                + ["--device", camera.path, "--encoder", "copy", "--format", "h264", "--size", "320x240",
+                   "--keyint", "1s", "--duration", "3s", "--quiet", "--json-summary", dir.path("summary.json"),
+                   "-o", dir.path("local.mkv"), "-o", receiver.url],
                 environment: environment, timeout: .seconds(30))
             return (result, receiver.stop())
         }
-        #expect(result.status == 0, "\(result.transcript)")
-        let (local, _) = try FrameChecksums.decoding(dir.path("local.mkv"))
-        #expect(local.video.count >= 85)
-        let part = try #require(parts.count == 1 ? parts.first : nil, "\(Self.describe(parts))")
-        #expect(part.decodingErrors.isEmpty, "\(part.decodingErrors)")
-        #expect(Self.follows(part.hashes, local.hashes), "\(Self.describe(parts))")
-        #expect(part.frames.count >= local.video.count - 30, "\(Self.describe(parts))")
-        let outputs = try Self.summary(dir.path("summary.json"))["outputs"] as? [[String: Any]] ?? []
-        #expect(outputs.last?["packets_dropped"] as? Int == 0, "\(outputs)")
+        // The receiver joins at the camera's next IDR picture, up to a second in.
+        _ = try Self.expectOneCleanPart(result, parts, in: dir, frames: 85, missing: 30)
     }
 
     /// The receiver dies a second in and is back 5 s later: the stream reconnects and the
@@ -136,17 +142,18 @@ import Glibc
     /// An RTMP server that stops reading (nginx stopped with SIGSTOP) while a stream of 8 Mbit/s
     /// goes to it (CBR: x264 fills a small picture up to the rate, so the sockets fill as fast
     /// as at 1080p while the encoder costs next to nothing): that output's queue stays under
-    /// its bound and counts what it drops, the recording drops nothing, and a stop ends the run
-    /// within a second with the recording finalized.
+    /// its bound and counts what it drops, the recording (above the suite) drops nothing, and a
+    /// stop ends the run within a second with the recording finalized.
     @Test func aReceiverThatStopsReadingCostsTheRecordingNothing() async throws {
         let dir = try TemporaryDirectory()
         let (result, took, peakGrowth, parts) = try await StreamPeerProofTests.offThePool {
             let receiver = try StreamReceiver(.rtmp)
             let child = try ChildProcess(
-                [Tools.vtrecord, "--test-pattern", "--realtime", "drop", "--size", "320x240", "--speed", "ultrafast",
-                 "--tune", "zerolatency", "--rate-control", "cbr", "--bitrate", "8M", "--keyint", "30",
-                 "-o", dir.path("local.mp4"),
-                 "-o", receiver.url, "--json-summary", dir.path("summary.json"), "--quiet"],
+                Tools.vtrecordAboveTheSuite
+                + ["--test-pattern", "--realtime", "drop", "--size", "320x240", "--speed", "ultrafast",
+                   "--tune", "zerolatency", "--rate-control", "cbr", "--bitrate", "8M", "--keyint", "30",
+                   "-o", dir.path("local.mp4"),
+                   "-o", receiver.url, "--json-summary", dir.path("summary.json"), "--quiet"],
                 environment: Self.environment)
             receiver.waitUntilReceived(bytes: 200_000)
             let settled = Self.residentKilobytes(child.processIdentifier)

@@ -3,11 +3,13 @@ import Synchronization
 
 /// The C test doubles (the fake camera's and the fake VA driver's libraries) and their small
 /// test clients, compiled the first time a test process asks for each, into .build of the
-/// package.
+/// package, unless what is there was built by the same command from sources no newer.
 ///
 /// They are plain C loaded into other programs (v4l2-ctl, ffmpeg, vtrecord), not parts of the
 /// package, so SwiftPM does not build them; compiling them here keeps them in step with their
-/// sources without a build step anyone has to remember.
+/// sources without a build step anyone has to remember. `make test` runs several test
+/// processes side by side and one after another; each compiling every double again cost a
+/// minute of CPU beside the real-time tests.
 public enum CBuild {
     public struct Failed: Error, CustomStringConvertible {
         public let description: String
@@ -44,13 +46,47 @@ public enum CBuild {
         do {
             try FileManager.default.createDirectory(atPath: (final as NSString).deletingLastPathComponent,
                                                     withIntermediateDirectories: true)
-            try compileAndInstall(command(partial), partial: partial, final: final)
+            let compile = try command(partial)
+            // The command as it is for any process, to compare with the one that built `final`.
+            let recipe = compile.map { $0 == partial ? "OUTPUT" : $0 }.joined(separator: "\n")
+            if isUpToDate(final, recipe: recipe, command: compile) { return final }
+            try compileAndInstall(compile, partial: partial, final: final)
+            // Written after the product: a product without its recipe is built again.
+            try Data(recipe.utf8).write(to: URL(fileURLWithPath: "\(final).recipe"), options: .atomic)
             return final
         } catch let error as Failed {
             throw error
         } catch {
             throw Failed(description: "building \(output): \(error)")
         }
+    }
+
+    /// `final` exists, was built by `recipe`, and is newer than every file it is built from:
+    /// the files the command names, and every file beside them and in its include directories
+    /// (the headers).
+    private static func isUpToDate(_ final: String, recipe: String, command: [String]) -> Bool {
+        guard let built = try? String(contentsOfFile: "\(final).recipe", encoding: .utf8), built == recipe,
+              let productTime = modificationTime(final) else { return false }
+        var directories = Set<String>()
+        for (index, word) in command.enumerated() {
+            if word.hasPrefix("/"), FileManager.default.fileExists(atPath: word), word.hasSuffix(".c") {
+                directories.insert((word as NSString).deletingLastPathComponent)
+            } else if word == "-I", index + 1 < command.count {
+                directories.insert(command[index + 1])
+            }
+        }
+        for directory in directories {
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return false }
+            for name in names {
+                guard let time = modificationTime("\(directory)/\(name)") else { return false }
+                if time >= productTime { return false }
+            }
+        }
+        return true
+    }
+
+    private static func modificationTime(_ path: String) -> Date? {
+        (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
     }
 
     /// The include flag for Tests/TestDoubles, the code every double shares.
