@@ -10,6 +10,10 @@ CONFIG     ?= release
 ARGS       ?=
 # Extra flags for the release build of make install (the install test passes --ignore-lock).
 SWIFT_BUILD_FLAGS ?=
+# The debug build is made with the flags make test builds with (TEST_BUILD_FLAGS, below), so
+# that make install CONFIG=debug, as the install test runs it, reuses the tests' build instead
+# of building everything again.
+CONFIG_FLAGS = $(if $(filter debug,$(CONFIG)),$(TEST_BUILD_FLAGS))
 BIN        := .build/$(CONFIG)/vtrecord
 
 # Debian packages the build, the program and the tests need (FFmpeg's libraries for Matroska and
@@ -64,7 +68,7 @@ bench-deps:
 	$(call install_missing,$(BENCH_PACKAGES))
 
 build: deps
-	$(SWIFT) build -c $(CONFIG)
+	$(SWIFT) build -c $(CONFIG) $(CONFIG_FLAGS)
 
 # With no ARGS: ten seconds from /dev/video0, or of the test pattern when there is no camera,
 # to a new file in the current directory.
@@ -201,8 +205,8 @@ PRESET_FILES    := $(wildcard presets/*.toml)
 # The completion scripts come from the binary being installed (swift-argument-parser writes
 # them from its own command tree), so they cannot drift from its options. The unit gets the prefix the binary really lives under.
 install: deps
-	$(SWIFT) build -c $(CONFIG) --product vtrecord $(SWIFT_BUILD_FLAGS)
-	$(SWIFT) build -c $(CONFIG) --product vtrecord-http $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) build -c $(CONFIG) --product vtrecord $(CONFIG_FLAGS) $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) build -c $(CONFIG) --product vtrecord-http $(CONFIG_FLAGS) $(SWIFT_BUILD_FLAGS)
 	install -d "$(INSTALL_BIN)" "$(INSTALL_LIB)" "$(INSTALL_MAN)" "$(INSTALL_BASH)" "$(INSTALL_ZSH)" \
 	  "$(INSTALL_FISH)" "$(INSTALL_UNIT)"
 	install -m 755 $(INSTALLED_BIN) "$(INSTALL_BIN)/vtrecord"

@@ -452,7 +452,7 @@ import Glibc
         defer { if child.isRunning { child.send(SIGKILL) } }
         let control = try #require(Self.controlClient(socketPath), "no control socket at \(socketPath)")
         let asked = camera.file("asked.jpg")
-        let answer = try control.ask("snapshot \(asked)")
+        let answer = try Self.askOnceStarted(control, "snapshot \(asked)")
         #expect(answer["ok"] as? Bool == true, "\(answer)")
         let r = child.wait()
         try #require(r.status == 0, "\(r.standardError)")
@@ -476,9 +476,21 @@ import Glibc
                                         "--control-socket", h264Socket], environment: try h264.environment())
         defer { if copying.isRunning { copying.send(SIGKILL) } }
         let h264Control = try #require(Self.controlClient(h264Socket), "no control socket at \(h264Socket)")
-        let refused = try h264Control.ask("snapshot \(h264.file("still.jpg"))")
+        let refused = try Self.askOnceStarted(h264Control, "snapshot \(h264.file("still.jpg"))")
         #expect(refused["ok"] as? Bool == false && (refused["error"] as? String)?.contains("no picture") == true, "\(refused)")
         #expect(copying.wait().status == 0)
+    }
+
+    /// The control socket's answer to `request` once the recording has started: the socket is
+    /// open before the camera's first frame, and until then a snapshot is answered with that.
+    static func askOnceStarted(_ control: ControlClient, _ request: String) throws -> [String: Any] {
+        let deadline = Date().addingTimeInterval(10)
+        var answer = try control.ask(request)
+        while answer["error"] as? String == "the recording has not started yet" && Date() < deadline {
+            usleep(50_000)
+            answer = try control.ask(request)
+        }
+        return answer
     }
 
     /// A client of the control socket at `path`, once the recording has made it (within 10 s).
