@@ -38,10 +38,14 @@ import Glibc
 
     /// vtrecord's test pattern, live, at 320x240 with the test sound, above the rest of the
     /// suite (`Tools.vtrecordAboveTheSuite`): it must drop nothing at its queue of four frames.
+    /// x264 ultrafast: what these tests check is the streams, not the encoder, and with
+    /// several of these recordings at once beside the other lanes, a medium encode of 111 ms
+    /// once let the queue fill.
     static func recording(_ outputs: [String], in directory: TemporaryDirectory, seconds: Int = 3,
                           extra: [String] = []) -> [String] {
         Tools.vtrecordAboveTheSuite
             + ["--test-pattern", "--realtime", "drop", "--size", "320x240", "--keyint", "15", "--audio", "test",
+               "--speed", "ultrafast",
                "--duration", "\(seconds)s", "--json-summary", directory.path("summary.json"), "--quiet"]
             + extra + outputs.flatMap { ["-o", $0] }
     }
