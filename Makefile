@@ -16,33 +16,38 @@ SWIFT_BUILD_FLAGS ?=
 CONFIG_FLAGS = $(if $(filter debug,$(CONFIG)),$(TEST_BUILD_FLAGS))
 BIN        := .build/$(CONFIG)/vtrecord
 
-# Debian packages the build, the program and the tests need (FFmpeg's libraries for Matroska and
-# MPEG-TS; the tests read containers back with mediainfo, mkvmerge and GStreamer, play them
-# in headless Chromium from a Python loopback server, count a program's reads with strace, and
-# run the README's recipes, one of which reads verify's JSON with jq; published streams are
-# received on loopback by programs vtrecord's authors did not write: ffmpeg for SRT, RTSP and
-# UDP, nginx's RTMP module, started by the tests themselves and never as a service, and SRT's
-# own srt-live-transmit for trying a publisher by hand; --http's password hashes come from
-# libcrypt, its tests talk to it with curl, make hashes with openssl, parse /metrics with
-# Prometheus' own Python client, drive Chromium over DevTools with python3-websocket and load
-# it with fifty viewers through wrk; a disk whose fsync and unlink stall is a FUSE file system
-# made with python3-fusepy).
-DEB_PACKAGES := pkg-config libx264-dev libv4l-dev libva-dev libdrm-dev libyuv-dev libturbojpeg0-dev \
-                ffmpeg x264 v4l-utils vainfo mandoc man-db bc mediainfo gstreamer1.0-tools \
-                gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad \
-                gstreamer1.0-libav mkvtoolnix chromium python3 libavformat-dev libavcodec-dev libavutil-dev strace \
-                libasound2-dev alsa-utils libswresample-dev jq srt-tools nginx-light libnginx-mod-rtmp motion \
-                libcrypt-dev curl openssl python3-websocket python3-prometheus-client wrk \
-                python3-fusepy
+# Debian packages the build and the program need (make run, make install): the C libraries
+# vtrecord links or loads (FFmpeg's libraries for Matroska, MPEG-TS, streams, sound and
+# decoding; libcrypt for --http-auth's password hashes).
+RUN_PACKAGES := pkg-config libx264-dev libv4l-dev libva-dev libdrm-dev libyuv-dev libturbojpeg0-dev \
+                libavformat-dev libavcodec-dev libavutil-dev libswresample-dev libasound2-dev libcrypt-dev
+
+# What the tests need besides (make test): programs vtrecord's authors did not write, to check
+# its work with. They encode and decode with the ffmpeg and x264 CLIs, stand in a camera for
+# v4l2-ctl and a microphone for arecord (alsa-utils), read containers back with mediainfo,
+# mkvmerge and GStreamer, play them in headless Chromium from a Python loopback server, count a
+# program's reads with strace, render the man page (mandoc, man-db), and run the README's
+# recipes, one of which reads verify's JSON with jq; published streams are received on loopback
+# by ffmpeg for SRT, RTSP and UDP, nginx's RTMP module (started by the tests themselves, never
+# as a service), and SRT's own srt-live-transmit; --http's tests talk to it with curl, make
+# hashes with openssl, parse /metrics with Prometheus' own Python client, drive Chromium over
+# DevTools with python3-websocket and load it with fifty viewers through wrk; motion is the
+# reference for motion detection; a disk whose fsync and unlink stall is a FUSE file system
+# made with python3-fusepy; vainfo is the real client the fake VA-API driver is proven with.
+TEST_PACKAGES := ffmpeg x264 v4l-utils vainfo mandoc man-db bc mediainfo gstreamer1.0-tools \
+                 gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad \
+                 gstreamer1.0-libav mkvtoolnix chromium python3 strace alsa-utils jq srt-tools \
+                 nginx-light libnginx-mod-rtmp motion curl openssl python3-websocket \
+                 python3-prometheus-client wrk python3-fusepy
 
 # Debian packages only make bench needs: the peers it measures against (GStreamer's x264enc is
 # in plugins-ugly, its Y4M reader in plugins-bad), callgrind, matplotlib for the chart
 # (Debian's, so the bench runs with /usr/bin/python3), ustreamer for the live view's MJPEG. The
 # publish family's loopback receivers (srt-live-transmit, nginx with its RTMP module) are in
-# DEB_PACKAGES: the tests use them too.
+# TEST_PACKAGES: the tests use them too.
 BENCH_PACKAGES := gstreamer1.0-plugins-ugly valgrind python3-matplotlib ustreamer
 
-.PHONY: all deps bench-deps build run test test-long test-sanitize fuzz bench install uninstall clean
+.PHONY: all deps test-deps bench-deps build run test test-long test-sanitize fuzz bench install uninstall clean
 
 all: build
 
@@ -61,8 +66,11 @@ define install_missing
 endef
 
 deps:
-	$(call install_missing,$(DEB_PACKAGES))
+	$(call install_missing,$(RUN_PACKAGES))
 	@command -v $(SWIFT) >/dev/null || { echo "swift is not on PATH: install a Swift 6 toolchain"; exit 1; }
+
+test-deps: deps
+	$(call install_missing,$(TEST_PACKAGES))
 
 bench-deps:
 	$(call install_missing,$(BENCH_PACKAGES))
@@ -119,7 +127,7 @@ TEST_LANES := "--filter CameraRecordingTests --skip $(TEST_ALONE)" \
               "--filter $(TEST_WAITING) --skip $(TEST_QUIET)|$(TEST_ALONE) ; --filter $(TEST_CLI_FIRST)" \
               "--skip VTRecordCLITests ; --filter VTRecordCLITests --skip CameraRecordingTests|$(TEST_WAITING)|$(TEST_CLI_FIRST)" \
               -- "--filter $(TEST_ALONE) --skip $(TEST_ALONE_COPY) ; --filter $(TEST_ALONE_COPY)" -- "--filter $(TEST_QUIET)"
-test: deps
+test: test-deps
 	@log=$$(mktemp); status=0; $(SWIFT) build --build-tests $(TEST_BUILD_FLAGS) >$$log 2>&1 || status=$$?; cat $$log; \
 	if grep "warning:" $$log | grep -vq "$(FOREIGN_PACKAGE_WARNING)"; then echo "the build printed a warning (above): vtrecord builds without any"; status=1; fi; \
 	rm -f $$log; exit $$status
@@ -129,7 +137,7 @@ test: deps
 # for 340 s each (about 12 minutes), where uncorrected drift would pass 100 ms; a slow
 # encoder behind the camera with every --buffers value (make test tries six); and three
 # minutes of a live camera onto a 12 MB tmpfs under --keep-free.
-test-long: deps
+test-long: test-deps
 	$(SWIFT) build $(TEST_BUILD_FLAGS)
 	VTRECORD_LONG=1 $(SWIFT) test $(TEST_BUILD_FLAGS) --filter 'syncHoldsForMinutesAt300PPM|aSlowHardwareEncoderDropsOnlyAtTheQueueWithEveryBufferCount|keepFreeHoldsForMinutesOnALiveCamera'
 
@@ -146,7 +154,7 @@ TSAN_SKIP       := fileSizeLimit(LeavesWholeAccessUnits|InASegment|OnTheFirstFra
 # The signal trials pause the fake camera in a phase for this long and expect a second signal
 # to end the process inside the pause; a sanitized process takes longer than the plain 1 s.
 SANITIZE_SIGNAL_PAUSE_MS := 5000
-test-sanitize: deps
+test-sanitize: test-deps
 	@status=0; for s in $(SANITIZERS); do \
 	  skip=""; \
 	  case $$s in address) dir=.build-asan;; thread) dir=.build-tsan; skip="$(TSAN_SKIP)";; *) echo "unknown sanitizer $$s"; exit 2;; esac; \
@@ -181,7 +189,7 @@ fuzz: deps
 # Speed against the x264 CLI, ffmpeg and GStreamer, overhead, conversions, live capture and
 # publishing (not part of make test); bench/run.py says what each family measures. QUICK=1 is a smoke
 # run of a few minutes; RUNS, FRAMES, DURATION, NOISE, FAMILIES and OUT are passed through.
-bench: build bench-deps
+bench: build test-deps bench-deps
 	$(SWIFT) build -c release --product vtrecord-bench
 	/usr/bin/python3 bench/run.py
 
@@ -195,8 +203,7 @@ INSTALL_BASH    := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 INSTALL_ZSH     := $(DESTDIR)$(PREFIX)/share/zsh/site-functions
 INSTALL_FISH    := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 INSTALL_UNIT    := $(DESTDIR)$(PREFIX)/lib/systemd/system
-# --http's server, a library vtrecord loads only when asked for (../lib/vtrecord from the binary).
-INSTALLED_LIB   := .build/$(CONFIG)/libvtrecord-http.so
+# Where earlier versions installed the HTTP server as a library of its own: uninstall still removes it.
 INSTALL_LIB     := $(DESTDIR)$(PREFIX)/lib/vtrecord
 PRESET_FILES    := $(wildcard presets/*.toml)
 
@@ -206,11 +213,9 @@ PRESET_FILES    := $(wildcard presets/*.toml)
 # them from its own command tree), so they cannot drift from its options. The unit gets the prefix the binary really lives under.
 install: deps
 	$(SWIFT) build -c $(CONFIG) --product vtrecord $(CONFIG_FLAGS) $(SWIFT_BUILD_FLAGS)
-	$(SWIFT) build -c $(CONFIG) --product vtrecord-http $(CONFIG_FLAGS) $(SWIFT_BUILD_FLAGS)
-	install -d "$(INSTALL_BIN)" "$(INSTALL_LIB)" "$(INSTALL_MAN)" "$(INSTALL_BASH)" "$(INSTALL_ZSH)" \
+	install -d "$(INSTALL_BIN)" "$(INSTALL_MAN)" "$(INSTALL_BASH)" "$(INSTALL_ZSH)" \
 	  "$(INSTALL_FISH)" "$(INSTALL_UNIT)"
 	install -m 755 $(INSTALLED_BIN) "$(INSTALL_BIN)/vtrecord"
-	install -m 644 $(INSTALLED_LIB) "$(INSTALL_LIB)/libvtrecord-http.so"
 	install -m 644 man/vtrecord.1 "$(INSTALL_MAN)/vtrecord.1"
 ifneq ($(PRESET_FILES),)
 	install -d "$(INSTALL_PRESETS)"

@@ -4,21 +4,18 @@ import PackageDescription
 // The modules and what each may use (one direction; nothing below a module imports it):
 //
 //   vtrecord (CLI: options, presets, commands)
-//     ├─▶ VTLive (--http, vtrecord's side: the live stream's fragments; loads the server) ─▶ VTOutput
-//     │     ┆ dlopen, C only (CVTLiveServer's header)
-//     │     └┄▶ VTLiveServer = libvtrecord-http.so (the server: live stream, MJPEG, recordings;
-//     │           Hummingbird on SwiftNIO), a library of its own, loaded only for --http
 //     ├─▶ VTRecorder (the pipeline: threads, queue, stop, summary)
 //     │     ├─▶ VTCapture (V4L2, Y4M, test pattern; libyuv, libturbojpeg)
 //     │     ├─▶ VTEncoding (x264, VA-API encode) ─▶ VTVAAPI
 //     │     ├─▶ VTEvents (event clips: pre-roll, triggers, clip writer) ─▶ VTOutput
 //     │     ├─▶ VTOutput (Annex B, MP4, Matroska, MPEG-TS writers, segments, fan-out) ─▶ VTFFmpeg
-//     │     └─▶ VTAudio (ALSA, test tone, AAC/Opus/PCM) ──────────────────────▶ VTFFmpeg
+//     │     ├─▶ VTAudio (ALSA, test tone, AAC/Opus/PCM) ──────────────────────▶ VTFFmpeg
+//     │     └─▶ VTLiveServer (--http: the server, its live stream and the recordings it serves;
+//     │           the only module that imports Hummingbird and SwiftNIO) ─▶ VTOutput
 //     └─▶ VTDecoding (libavcodec decode, verify, thumbnails)
 //           ├─▶ VTReading (AssetReader, MP4Layout: files read back) ─▶ VTFFmpeg
 //           └─▶ VTVAAPI (VA-API devices: open, what they encode and decode)
 //
-// VTLiveWire (the settings and figures crossing the library's boundary as JSON) is in both.
 // Every module rests on VTCore (pictures, times, errors, system calls, sound formats); those
 // that handle H.264 (encoding, output, reading, decoding, VA-API) also on VTH264 (NAL units,
 // parameter sets, Annex B and AVCC), which rests on VTCore alone. At the bottom sit the C
@@ -29,7 +26,6 @@ let package = Package(
     name: "vtrecord",
     products: [
         .executable(name: "vtrecord", targets: ["vtrecord"]),
-        .library(name: "vtrecord-http", type: .dynamic, targets: ["VTLiveServer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.0"),
@@ -85,15 +81,9 @@ let package = Package(
                 dependencies: ["VTCore", "CALSA", "CAVFormat", "VTFFmpeg",
                                .product(name: "Logging", package: "swift-log")]),
         .target(name: "VTEvents", dependencies: ["VTCore", "VTOutput"]),
-        // What both sides of the HTTP server library's boundary read and write (settings, the
-        // summary's `http`, metrics as JSON); each side has its own copy.
-        .target(name: "VTLiveWire"),
-        .systemLibrary(name: "CVTLiveServer"),
-        // vtrecord's side of --http: the live stream's fragments, loading the server library.
-        .target(name: "VTLive", dependencies: ["VTCore", "VTOutput", "VTLiveWire", "CVTLiveServer"]),
-        // The server itself, in libvtrecord-http.so, loaded only for --http (LiveServerLink).
+        // The HTTP server of --http, linked into vtrecord like every other module.
         .target(name: "VTLiveServer",
-                dependencies: ["VTCore", "VTLiveWire", "CVTLiveServer", "CCrypt",
+                dependencies: ["VTCore", "VTOutput", "CCrypt",
                                .product(name: "Hummingbird", package: "hummingbird"),
                                .product(name: "HummingbirdCore", package: "hummingbird"),
                                .product(name: "NIOCore", package: "swift-nio"),
@@ -103,10 +93,10 @@ let package = Package(
                                .product(name: "Logging", package: "swift-log")],
                 resources: [.embedInCode("Page")]),
         .target(name: "VTRecorder",
-                dependencies: ["VTCore", "VTCapture", "VTEncoding", "VTOutput", "VTEvents", "VTLiveWire", "VTAudio", "CLinux"]),
+                dependencies: ["VTCore", "VTCapture", "VTEncoding", "VTOutput", "VTEvents", "VTLiveServer", "VTAudio", "CLinux"]),
         .executableTarget(name: "vtrecord",
                           dependencies: ["VTRecorder", "VTCore", "VTH264", "VTCapture",
-                                         "VTEncoding", "VTVAAPI", "VTOutput", "VTEvents", "VTReading", "VTDecoding", "VTAudio", "VTLive", "VTLiveWire",
+                                         "VTEncoding", "VTVAAPI", "VTOutput", "VTEvents", "VTReading", "VTDecoding", "VTAudio", "VTLiveServer",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser"),
                                          .product(name: "TOMLKit", package: "TOMLKit")],
                           // The shipped presets (presets/*.toml, linked here) are compiled into
@@ -132,6 +122,12 @@ let package = Package(
         .testTarget(name: "VTOutputTests", dependencies: ["VTOutput", "VTEncoding", "VTH264", "VTCore", "VTTestSupport"]),
         .testTarget(name: "VTAudioTests", dependencies: ["VTAudio", "VTCore"]),
         .testTarget(name: "VTEventsTests", dependencies: ["VTEvents", "VTOutput", "VTCore"]),
+        // The server's routes, driven through Hummingbird's own test client.
+        .testTarget(name: "VTLiveServerTests",
+                    dependencies: ["VTLiveServer", "VTCore",
+                                   .product(name: "Hummingbird", package: "hummingbird"),
+                                   .product(name: "HummingbirdTesting", package: "hummingbird"),
+                                   .product(name: "NIOCore", package: "swift-nio")]),
         .testTarget(name: "VTRecorderTests", dependencies: ["VTRecorder", "VTCapture", "VTCore", "VTEncoding", "VTOutput", "VTTestSupport"]),
         // Runs the built binary; depends on it so `swift test` builds it first.
         .testTarget(name: "VTRecordCLITests",

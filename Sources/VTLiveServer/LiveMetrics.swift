@@ -1,6 +1,5 @@
 import Prometheus
 import Synchronization
-import VTLiveWire
 
 extension LiveMetric {
     /// The name as swift-prometheus builds it: the part before the last '_' and the unit after
@@ -20,7 +19,7 @@ final class LiveMetrics: Sendable {
         case gauge(Gauge)
     }
 
-    private struct State: @unchecked Sendable {
+    private struct State: Sendable {
         var instruments: [String: Instrument] = [:]
     }
 

@@ -1,11 +1,11 @@
 import Foundation
 import Hummingbird
 import NIOCore
-import VTLiveWire
 
 extension LiveServer {
     func makeRouter() -> Router<BasicRequestContext> {
-        let router = Router(context: BasicRequestContext.self)
+        // Every GET resource answers HEAD too (RFC 9110 9.3.2): the GET's head without its body.
+        let router = Router(context: BasicRequestContext.self, options: .autoGenerateHeadEndpoints)
         if let passwords = settings.passwords {
             router.add(middleware: BasicAuthentication(passwords: passwords, delay: settings.refusalDelay,
                                                        failures: { [self] in authFailures.add(1, ordering: .relaxed) }))
@@ -20,6 +20,10 @@ extension LiveServer {
             }
         } else {
             router.get("/live.mp4") { [stream] _, _ in try Self.liveMP4(stream) }
+            // A viewer joins when its answer starts; HEAD has no answer to start.
+            router.head("/live.mp4") { [stream] _, _ in
+                Response(status: .ok, headers: [.contentType: stream.contentType, .cacheControl: "no-store"])
+            }
             router.get("/live.m3u8") { [stream] request, _ in await Self.playlist(stream, request: request) }
             router.get("/live/:name") { [stream] _, context in
                 try await Self.hlsFile(stream, name: context.parameters.get("name") ?? "")
@@ -32,6 +36,9 @@ extension LiveServer {
         } else {
             router.get("/snapshot.jpg") { [hooks, jpegs] _, _ in try await Self.snapshot(hooks, jpegs: jpegs) }
             router.get("/stream.mjpeg") { [jpegs] _, _ in Self.mjpeg(jpegs) }
+            router.head("/stream.mjpeg") { _, _ in
+                Response(status: .ok, headers: [.contentType: Self.mjpegType, .cacheControl: "no-store"])
+            }
         }
 
         router.get("/status") { [hooks] _, _ in
@@ -193,12 +200,15 @@ extension LiveServer {
                         body: ResponseBody(byteBuffer: jpeg))
     }
 
+    static let mjpegBoundary = "vtrecordframe"
+    static let mjpegType = "multipart/x-mixed-replace;boundary=\(mjpegBoundary)"
+
     /// Motion JPEG as ustreamer and IP cameras serve it: a multipart answer, one JPEG a part,
     /// each the newest there is when the client is ready for it.
     static func mjpeg(_ jpegs: JPEGFeed) -> Response {
         guard jpegs.join() else { return failure(.serviceUnavailable, "too many viewers of the MJPEG stream") }
-        let boundary = "vtrecordframe"
-        let headers: HTTPFields = [.contentType: "multipart/x-mixed-replace;boundary=\(boundary)",
+        let boundary = mjpegBoundary
+        let headers: HTTPFields = [.contentType: mjpegType,
                                    .cacheControl: "no-store", .connection: "close"]
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
             defer { jpegs.leave() }
@@ -289,6 +299,11 @@ extension LiveServer {
             close(descriptor)
             headers[.contentRange] = "bytes */\(length)"
             return Response(status: .rangeNotSatisfiable, headers: headers)
+        }
+        if request.method == .head {
+            close(descriptor)
+            headers[.contentLength] = String(span.count)
+            return Response(status: status, headers: headers)
         }
         return Response(status: status, headers: headers, body: ResponseBody(contentLength: Int(span.count)) { writer in
             defer { close(descriptor) }

@@ -5,7 +5,6 @@ import Logging
 import NIOCore
 import Synchronization
 import VTCore
-import VTLiveWire
 
 /// `--http`: the HTTP server inside the recording process (Hummingbird 2 on SwiftNIO, on
 /// NIO's event loop threads and Swift's concurrency pool; never the recording's threads).
@@ -92,33 +91,41 @@ public final class LiveServer: Sendable {
     /// The port it listens on (the one chosen when asked for port 0).
     public var port: Int { boundPort.load(ordering: .acquiring) }
 
+    /// The server as Hummingbird runs it: the routes, the connection guard, the limits.
+    /// `onServerRunning` is called with the listening channel.
+    public func makeApplication(logger: Logger, onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in })
+        -> some ApplicationProtocol {
+        // Hummingbird's own log says what it does with each connection, and that it was cancelled
+        // at the end; vtrecord says what matters itself.
+        var quiet = logger
+        quiet.logLevel = .critical
+        let (requestTime, stallTime, counters) = (settings.requestTime, settings.stallTime, guardCounters)
+        return Application(
+            router: makeRouter(),
+            server: .http1(configuration: HTTP1Channel.Configuration(
+                // One guard per connection.
+                additionalChannelHandlers: [ConnectionGuard(requestTime: requestTime, stallTime: stallTime,
+                                                            counters: counters)],
+                httpDecoderConfiguration: .init(maxHeaderFieldSize: settings.maxHeaderBytes,
+                                                maxHeaderListSize: settings.maxHeaderBytes,
+                                                maxHeaderFieldCount: 100))),
+            configuration: ApplicationConfiguration(address: .hostname(settings.address.host, port: settings.address.port),
+                                                    serverName: "vtrecord",
+                                                    availableConnectionsDelegate: MaximumAvailableConnections(
+                                                        settings.maxConnections, logger: quiet)),
+            onServerRunning: onServerRunning,
+            logger: quiet)
+    }
+
     /// Starts listening; returns once the socket is bound, or throws why it could not be.
     public func start(logger: Logger) throws(StartError) {
         let outcome = Mutex<Result<Int, StartError>?>(nil)
         let ready = DispatchSemaphore(value: 0)
         let address = settings.address
-        // Hummingbird's own log says what it does with each connection, and that it was cancelled
-        // at the end; vtrecord says what matters itself.
-        var quiet = logger
-        quiet.logLevel = .critical
-        let app = Application(
-            router: makeRouter(),
-            server: .http1(configuration: HTTP1Channel.Configuration(
-                additionalChannelHandlers: [ConnectionGuard(requestTime: self.settings.requestTime,
-                                                            stallTime: self.settings.stallTime,
-                                                            counters: self.guardCounters)],
-                httpDecoderConfiguration: .init(maxHeaderFieldSize: settings.maxHeaderBytes,
-                                                maxHeaderListSize: settings.maxHeaderBytes,
-                                                maxHeaderFieldCount: 100))),
-            configuration: ApplicationConfiguration(address: .hostname(address.host, port: address.port),
-                                                    serverName: "vtrecord",
-                                                    availableConnectionsDelegate: MaximumAvailableConnections(
-                                                        settings.maxConnections, logger: quiet)),
-            onServerRunning: { channel in
-                outcome.withLock { $0 = .success(channel.localAddress?.port ?? address.port) }
-                ready.signal()
-            },
-            logger: quiet)
+        let app = makeApplication(logger: logger, onServerRunning: { channel in
+            outcome.withLock { $0 = .success(channel.localAddress?.port ?? address.port) }
+            ready.signal()
+        })
         let task = Task.detached {
             do {
                 try await app.runService(gracefulShutdownSignals: [])

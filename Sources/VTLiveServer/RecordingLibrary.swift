@@ -1,24 +1,32 @@
 import Foundation
 import Synchronization
-import VTLiveWire
 
 /// The files the recording's templates made (`-o` and `--events`), as `/recordings` lists and
 /// serves them. Only a file whose name the template's pattern matches, directly in the
 /// template's folder, is reachable: a request names a kind and a file name, never a path, so
 /// nothing outside those folders can be asked for.
 public final class RecordingLibrary: Sendable {
-    /// `Regex` is an immutable value, shared between threads as any other; only its generic
-    /// output type keeps it from being declared `Sendable`.
-    public struct Source: @unchecked Sendable {
+    public struct Source: Sendable {
         /// "recording" or "clip": the listing's `kind`, and the URL's folder (`recordings`, `clips`).
         public var kind: String
         public var directory: String
-        public var pattern: Regex<AnyRegexOutput>
+        /// A regular expression a file's whole name matches. Kept as text: `Regex` is not
+        /// `Sendable` (its generic output type keeps it from being declared so).
+        public let pattern: String
 
-        public init(kind: String, directory: String, pattern: Regex<AnyRegexOutput>) {
+        /// Throws if `pattern` is not a regular expression.
+        public init(kind: String, directory: String, pattern: String) throws {
+            _ = try Regex(pattern)
             self.kind = kind
             self.directory = directory
             self.pattern = pattern
+        }
+
+        /// Which of `names` the template made.
+        func matching(_ names: [String]) -> [String] {
+            // The pattern compiled in init; compiled again, it cannot fail.
+            guard let regex = try? Regex(pattern) else { return [] }
+            return names.filter { (try? regex.wholeMatch(in: $0)) != nil }
         }
 
         /// The URL path segment for the kind.
@@ -62,7 +70,7 @@ public final class RecordingLibrary: Sendable {
         var seen = Set<String>()
         for source in sources {
             guard let names = try? FileManager.default.contentsOfDirectory(atPath: source.directory) else { continue }
-            for name in names where (try? source.pattern.wholeMatch(in: name)) != nil {
+            for name in source.matching(names) {
                 let path = (source.directory as NSString).appendingPathComponent(name)
                 guard seen.insert(path).inserted, let entry = entry(source, name: name, path: path) else { continue }
                 entries.append(entry)
@@ -74,7 +82,7 @@ public final class RecordingLibrary: Sendable {
     /// The file `/recordings/FOLDER/NAME` names, if the templates made it.
     public func find(folder: String, name: String) -> Entry? {
         guard !name.isEmpty, !name.contains("/"), name != ".", name != ".." else { return nil }
-        for source in sources where source.folder == folder && (try? source.pattern.wholeMatch(in: name)) != nil {
+        for source in sources where source.folder == folder && !source.matching([name]).isEmpty {
             let path = (source.directory as NSString).appendingPathComponent(name)
             if let entry = entry(source, name: name, path: path) { return entry }
         }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import VTCore
-import VTLiveWire
+import VTLiveServer
 
 /// `--http`: the built-in HTTP server (live view, status, metrics, events, recordings).
 struct HTTPOptions: ParsableArguments {

@@ -1,13 +1,13 @@
 import Foundation
 import Logging
+import NIOCore
 import Synchronization
 import VTCore
 import VTCapture
 import VTDecoding
 import VTEncoding
 import VTEvents
-import VTLive
-import VTLiveWire
+import VTLiveServer
 import VTOutput
 import VTRecorder
 
@@ -36,25 +36,30 @@ extension VTRecord {
     static let hlsPartTarget = 0.2
     static let hlsSegmentTarget = 1.0
 
-    /// Starts the server for `--http` (loading its library); returns once it listens.
+    /// Starts the server for `--http`; returns once it listens.
     static func startLiveServer(_ options: HTTPOptions, jpegsFromCamera: Bool, liveVideoAbsent: String?,
-                                jpegsAbsent: String?, board: LiveBoard,
-                                library: [LiveServerSettings.LibrarySource],
+                                jpegsAbsent: String?, board: LiveBoard, library: [RecordingLibrary.Source],
                                 event: @escaping @Sendable (String?, Double?) -> String?,
                                 stop: @escaping @Sendable () -> Void,
-                                snapshot: (@Sendable (@escaping @Sendable (Result<[UInt8], any Error>) -> Void) -> Void)?)
-        throws -> LiveServerLink {
-        guard let address = options.http else { preconditionFailure("--http was checked") }
-        let settings = LiveServerSettings(address: address, passwordFile: options.httpAuth, jpegsFromCamera: jpegsFromCamera,
-                                          liveVideoAbsent: liveVideoAbsent, jpegsAbsent: jpegsAbsent,
-                                          hlsPartTarget: hlsPartTarget, library: library)
-        let callbacks = LiveServerLink.Callbacks(
+                                snapshot: (@Sendable () async throws -> [UInt8])?) throws -> LiveServer {
+        guard let address = try options.address else { preconditionFailure("--http was checked") }
+        let passwords = try options.httpAuth.map { path throws(PasswordFile.Problem) in try PasswordFile(path: path) }
+        var settings = LiveServer.Settings(address: address, passwords: passwords)
+        settings.liveVideoAbsent = liveVideoAbsent
+        settings.jpegsAbsent = jpegsAbsent
+        let hooks = LiveServer.Hooks(
             status: { (board.summary.flatMap { try? Array($0.jsonData()) }) ?? Array(#"{"stop_reason":"starting"}"#.utf8) },
             metrics: { board.summary.map(metrics) ?? [] },
-            event: event, stop: stop, snapshot: snapshot,
-            thumbnail: { path in recordingThumbnail(path: path) },
-            isOpen: { path in OutputFileRegistry.shared.isOpen(path) })
-        return try LiveServerLink(settings: settings, callbacks: callbacks)
+            event: event, stop: stop, snapshot: snapshot)
+        let server = LiveServer(settings: settings, stream: LiveStream(partTarget: hlsPartTarget),
+                                jpegs: JPEGFeed(fromCamera: jpegsFromCamera),
+                                library: RecordingLibrary(sources: library,
+                                                          thumbnailer: { path in recordingThumbnail(path: path) },
+                                                          isOpen: { path in OutputFileRegistry.shared.isOpen(path) }),
+                                hooks: hooks)
+        // Hummingbird's own log is silenced (LiveServer.start); vtrecord says what matters itself.
+        try server.start(logger: Logger(label: "vtrecord.http"))
+        return server
     }
 
     /// `--live-size`, `--live-bitrate`: the live view's own low-latency x264 encode.
@@ -82,9 +87,9 @@ extension VTRecord {
     }
 
     /// `/stream.mjpeg`'s pictures: the camera's own JPEGs, or JPEGs made at --http-mjpeg-fps.
-    static func liveJPEGs(_ server: LiveServerLink, options: HTTPOptions, fullRange: Bool,
+    static func liveJPEGs(_ jpegs: JPEGFeed, options: HTTPOptions, fullRange: Bool,
                           warn: @escaping @Sendable (String) -> Void) -> LiveJPEGs {
-        LiveJPEGs(wanted: { server.jpegWanted }, publish: { jpeg in server.publishJPEG(jpeg) }, interval: options.mjpegInterval,
+        LiveJPEGs(wanted: { jpegs.wanted }, publish: { jpeg in jpegs.publish(ByteBuffer(bytes: jpeg)) }, interval: options.mjpegInterval,
                   encode: { [size = options.httpMjpegSize] picture in
                       let shown = size.map { Pictures.scaled(picture, width: $0.width, height: $0.height) } ?? picture
                       return try Pictures.still(shown, fullRange: fullRange, quality: 80)
@@ -106,23 +111,25 @@ extension VTRecord {
         }
     }
 
-    /// `/snapshot.jpg`: a JPEG of the next picture, through the still thread, answered once.
-    static func httpSnapshot(_ stills: StillTaker, fullRange: Bool)
-        -> @Sendable (@escaping @Sendable (Result<[UInt8], any Error>) -> Void) -> Void {
-        { answer in
-            let jpeg = Mutex<[UInt8]>([])
-            let answered = Atomic<Bool>(false)
-            stills.request({ still in
-                let bytes = try stillJPEG(still, fullRange: fullRange)
-                jpeg.withLock { $0 = bytes }
-            }, answer: { error in
-                guard !answered.exchange(true, ordering: .acquiringAndReleasing) else { return }
-                answer(error.map { .failure($0) } ?? .success(jpeg.withLock { $0 }))
-            })
-            // A recording that ends before its next picture answers nothing: give up in time.
-            DispatchQueue.global().asyncAfter(deadline: .now() + snapshotWait) {
-                guard !answered.exchange(true, ordering: .acquiringAndReleasing) else { return }
-                answer(.failure(StillTimedOut()))
+    /// `/snapshot.jpg`: a JPEG of the next picture, through the still thread.
+    static func httpSnapshot(_ stills: StillTaker, fullRange: Bool) -> @Sendable () async throws -> [UInt8] {
+        {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
+                let jpeg = Mutex<[UInt8]>([])
+                // The answer resumes the continuation once: the still's, or the time-out's.
+                let answered = Atomic<Bool>(false)
+                stills.request({ still in
+                    let bytes = try stillJPEG(still, fullRange: fullRange)
+                    jpeg.withLock { $0 = bytes }
+                }, answer: { error in
+                    guard !answered.exchange(true, ordering: .acquiringAndReleasing) else { return }
+                    if let error { continuation.resume(throwing: error) } else { continuation.resume(returning: jpeg.withLock { $0 }) }
+                })
+                // A recording that ends before its next picture answers nothing: give up in time.
+                DispatchQueue.global().asyncAfter(deadline: .now() + snapshotWait) {
+                    guard !answered.exchange(true, ordering: .acquiringAndReleasing) else { return }
+                    continuation.resume(throwing: StillTimedOut())
+                }
             }
         }
     }
@@ -141,11 +148,11 @@ extension VTRecord {
 
     /// The templates' folders and names, for `/recordings`.
     static func librarySources(recording: OutputTemplate?, clips: OutputTemplate?, device: String,
-                               preset: String?) -> [LiveServerSettings.LibrarySource] {
-        [(recording, "recording"), (clips, "clip")].compactMap { template, kind in
+                               preset: String?) throws -> [RecordingLibrary.Source] {
+        try [(recording, "recording"), (clips, "clip")].compactMap { template, kind in
             guard let template, !template.isStandardOutput, let directory = template.fixedDirectory else { return nil }
-            return LiveServerSettings.LibrarySource(kind: kind, directory: directory,
-                                                    pattern: template.fileNamePatternText(device: device, preset: preset))
+            return try RecordingLibrary.Source(kind: kind, directory: directory,
+                                               pattern: template.fileNamePatternText(device: device, preset: preset))
         }
     }
 

@@ -7,8 +7,7 @@ import VTCore
 import VTDecoding
 import VTEncoding
 import VTH264
-import VTLive
-import VTLiveWire
+import VTLiveServer
 import VTEvents
 import VTOutput
 import VTRecorder
@@ -195,7 +194,7 @@ extension VTRecord {
         // --http: the server starts listening now (a port in use stops the run before anything
         // is written); what it reads of the recording is attached as the recording is made.
         let liveBoard = LiveBoard()
-        let library = Self.librarySources(recording: template, clips: clips?.settings.template, device: deviceName,
+        let library = try Self.librarySources(recording: template, clips: clips?.settings.template, device: deviceName,
                                           preset: presetNames)
         // Copied frames: an MJPEG camera's JPEGs are the live view, and there is no H.264 to
         // stream; an H.264 camera's stream is, and there is no picture to make a JPEG of.
@@ -224,7 +223,7 @@ extension VTRecord {
         }
         let libraryFolders = library.map(\.directory)
         let liveFeed = copied == .mjpeg ? nil : liveServer.map { server in
-            LiveFeed(server: server, frameRate: format.frameRate, partTarget: Self.hlsPartTarget,
+            LiveFeed(stream: server.stream, frameRate: format.frameRate, partTarget: Self.hlsPartTarget,
                      segmentTarget: Self.hlsSegmentTarget)
         }
         // The summary of --json-summary, at the end and (GET /status) as the recording goes.
@@ -262,7 +261,7 @@ extension VTRecord {
             motion: motion,
             liveResults: liveServer != nil,
             liveJPEGs: copied == .h264 ? nil : liveServer.map { server in
-                Self.liveJPEGs(server, options: http, fullRange: format.fullRange == true,
+                Self.liveJPEGs(server.jpegs, options: http, fullRange: format.fullRange == true,
                                warn: { text in logger.warning("\(text)") })
             },
             liveEncoding: http.hasLiveEncode ? liveFeed.map { feed in

@@ -1,3 +1,4 @@
+import NIOCore
 import VTCore
 import VTOutput
 
@@ -12,7 +13,7 @@ import VTOutput
 /// keyframe interval (`--keyint`). Those keyframes are the recording's too.
 /// Sound is not carried: the live view is a picture.
 public final class LiveFeed: MediaOutput {
-    public let server: LiveServerLink
+    public let stream: LiveStream
     private var fragmenter: MP4LiveFragmenter
     private var format: VideoFormatDescription?
     private var part = MP4LiveFragmenter.Pending()
@@ -28,8 +29,8 @@ public final class LiveFeed: MediaOutput {
 
     /// `partTarget`: seconds of an HLS part; `segmentTarget`: seconds after which an HLS
     /// segment asks for a keyframe (nil: segments last the recording's keyframe interval).
-    public init(server: LiveServerLink, frameRate: FrameRate, partTarget: Double, segmentTarget: Double?) {
-        self.server = server
+    public init(stream: LiveStream, frameRate: FrameRate, partTarget: Double, segmentTarget: Double?) {
+        self.stream = stream
         fragmenter = MP4LiveFragmenter(frameRate: frameRate)
         let interval = fragmenter.frameInterval
         // Parts a whole number of pictures long, the last one ending within half a picture of the target.
@@ -43,14 +44,14 @@ public final class LiveFeed: MediaOutput {
     public func requiresKeyFrame(for token: FrameToken, at pts: MediaTime) -> Bool {
         let now = MonotonicClock.nanoseconds()
         guard keyFramePacing.mayAsk(at: now) else { return false }
-        var wanted = server.keyFrameWanted
+        var wanted = stream.keyFrameWanted
         // The picture asked about is the one that would start the next segment.
-        if let segmentAsk, let segmentStartTime, server.hlsWatched, pts.seconds - segmentStartTime.seconds >= segmentAsk {
+        if let segmentAsk, let segmentStartTime, stream.hlsWatched, pts.seconds - segmentStartTime.seconds >= segmentAsk {
             wanted = true
         }
         guard wanted else { return false }
         keyFramePacing.asked(at: now)
-        server.keyFrameAsked()
+        stream.keyFrameAsked()
         return true
     }
 
@@ -61,7 +62,7 @@ public final class LiveFeed: MediaOutput {
         segmentStart = nil
         segmentStartTime = nil
         if let initSegment = fragmenter.initSegment(for: format) {
-            server.startStream(initSegment: initSegment, codec: format.codecString)
+            stream.start(initSegment: ByteBuffer(bytes: initSegment), codec: format.codecString)
         }
     }
 
@@ -84,7 +85,7 @@ public final class LiveFeed: MediaOutput {
     /// The picture as its own fragment, for `/live.mp4`.
     private func publishAlone(_ sample: MP4LiveFragmenter.Sample, _ frame: EncodedFrame) {
         let bytes = fragmenter.fragment(sample, data: frame.data)
-        server.publish(bytes, keyFrame: frame.isKeyFrame)
+        stream.publish(ByteBuffer(bytes: bytes), keyFrame: frame.isKeyFrame)
         statistics.frames += 1
         statistics.bytes += Int64(bytes.count)
         if frame.isKeyFrame { statistics.keyFrames += 1 }
@@ -93,7 +94,7 @@ public final class LiveFeed: MediaOutput {
     private func closePart(endingAt end: Int64, endsSegment: Bool) {
         guard let start = part.firstDecode else { return }
         let bytes = fragmenter.fragment(part, endingAt: end)
-        server.publishPart(bytes, duration: Double(end - start) / Double(MP4LiveFragmenter.timescale),
+        stream.publishPart(ByteBuffer(bytes: bytes), duration: Double(end - start) / Double(MP4LiveFragmenter.timescale),
                            independent: part.startsWithKeyFrame, endsSegment: endsSegment)
         part = MP4LiveFragmenter.Pending()
     }
@@ -102,8 +103,8 @@ public final class LiveFeed: MediaOutput {
 
     public func finish(keepEmpty: Bool) throws(OutputError) {
         closePart(endingAt: fragmenter.lastDecodeTicks + fragmenter.frameInterval, endsSegment: true)
-        server.endStream()
+        stream.end()
     }
 
-    public func abandon() { server.endStream() }
+    public func abandon() { stream.end() }
 }
