@@ -198,7 +198,11 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
         framesTruncated = s.source.truncatedFrames
         stopReason = result.stopReason
         error = result.error.map { ($0 as? any ReportableError)?.description ?? "\($0)" }
-        var recording = OutputBranch.Report(name: output, state: error == nil ? .finished : .failed)
+        // While it records (GET /status), the recording is written to, not finished.
+        let state: OutputBranch.Report.State = error != nil ? .failed
+            : result.stopReason != .recording ? .finished
+            : s.framesEncoded > 0 ? .connected : .connecting
+        var recording = OutputBranch.Report(name: output, state: state)
         recording.bytes = s.bytes
         recording.packetsWritten = s.framesEncoded
         recording.paths = result.segments

@@ -51,6 +51,11 @@ extension VTRecord {
                            device: String, preset: String?, inbox: EventInbox, logger: Logging.Logger,
                            quiet: Bool) throws -> EventClips? {
         guard let template = try options.template(), let container else { return nil }
+        // A folder that is not there (or not writable) would fail only at the first event:
+        // refused now, before anything is written, as -o into it is.
+        if let directory = template.fixedDirectory, access(directory, W_OK) != 0 {
+            throw OutputError.cannotOpen(path: template.text, errno: errno)
+        }
         var settings = writerSettings
         settings.container = container
         if container == .h264 { settings.audio = nil }
@@ -109,18 +114,25 @@ extension VTRecord {
     static let snapshotWait = 5.0
 
     /// The control socket's `snapshot PATH`: a still of the next picture, written whole (a
-    /// hidden file renamed over PATH), waited for at most `snapshotWait`.
-    static func snapshotOnRequest(_ stills: StillTaker, fullRange: Bool) -> ControlBoard.Snapshot {
+    /// hidden file renamed over PATH), waited for at most `snapshotWait`. An existing file is
+    /// kept, as -o keeps one, unless the recording was started with --overwrite.
+    static func snapshotOnRequest(_ stills: StillTaker, fullRange: Bool, overwrite: Bool) -> ControlBoard.Snapshot {
         { path in
             var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
-                return OutputError.isDirectory(path: path)
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+                if isDirectory.boolValue { return OutputError.isDirectory(path: path) }
+                if !overwrite { return SnapshotExists(path: path) }
             }
             let done = DispatchSemaphore(value: 0)
             let outcome = Mutex<(any Error)?>(nil)
             stills.request({ still in
                 let bytes = try stillJPEG(still, fullRange: fullRange)
-                try writeFileAtomically(path: path, bytes: bytes, replace: true)
+                do throws(OutputError) {
+                    // Without --overwrite, a file that appeared meanwhile is kept too (link(2) refuses it).
+                    try writeFileAtomically(path: path, bytes: bytes, replace: overwrite)
+                } catch .exists {
+                    throw SnapshotExists(path: path)
+                }
             }, answer: { error in
                 outcome.withLock { $0 = error }
                 done.signal()
@@ -138,6 +150,12 @@ extension VTRecord {
             "this recording keeps the camera's H.264 as it comes, with no picture to take a still of: "
                 + "watch /live.mp4 with --http, or take stills from a file it wrote (vtrecord thumbnail)"
         }
+    }
+
+    /// `snapshot PATH` onto a file that exists, without --overwrite.
+    struct SnapshotExists: Error, CustomStringConvertible {
+        var path: String
+        var description: String { "\(path) already exists: name a new file, or start the recording with --overwrite" }
     }
 
     struct StillTimedOut: Error, CustomStringConvertible {

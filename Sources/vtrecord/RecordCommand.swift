@@ -173,7 +173,8 @@ extension VTRecord {
                                 logger: logger)
         } ?? (events.controlSocket != nil || http.http != nil ? StillTaker(requestsOnly: { text in logger.warning("\(text)") }) : nil)
         if let stills {
-            board.attach(snapshot: Self.snapshotOnRequest(stills, fullRange: format.fullRange == true))
+            board.attach(snapshot: Self.snapshotOnRequest(stills, fullRange: format.fullRange == true,
+                                                          overwrite: output.overwrite))
         } else if copiesH264 {
             board.attach(snapshot: { _ in NoStillOfH264() })
         }
@@ -351,52 +352,6 @@ extension VTRecord {
         }
     }
 
-    /// An output beside the recording, on a thread of its own (`vtrecord-out1`, …). Its
-    /// notices are printed even with --quiet: an output that fails is an error of its own.
-    /// With a source that is not `live`, a full queue makes the encoder wait rather than drop.
-    static func branch(_ spec: OutputSpec, index: Int, writerSettings: AssetWriter.Settings, device: String,
-                       preset: String?, live: Bool, logger: Logging.Logger, quiet: Bool) -> OutputBranch {
-        let interrupt = NetworkInterrupt()
-        let say: @Sendable (String) -> Void = { text in logger.warning("\(text)") }
-        if !quiet { logger.notice("also writing to \(spec.name)") }
-        switch spec.target {
-        case .network(let destination):
-            let settings = NetworkOutput.Settings(frameRate: writerSettings.frameRate, audio: writerSettings.audio,
-                                                  metadata: writerSettings.metadata)
-            return OutputBranch(name: spec.name, threadName: "vtrecord-out\(index)", waitsForRoom: !live,
-                                interrupt: interrupt, say: say) {
-                _, format, base throws(OutputError) in
-                let stream = try NetworkOutput(destination: destination, settings: settings, interrupt: interrupt)
-                try stream.connect(format: format, base: base)
-                return stream
-            }
-        case .file(let path):
-            var settings = writerSettings
-            settings.container = spec.fileContainer
-            if settings.container == .h264 { settings.audio = nil }
-            let fileSettings = settings
-            return OutputBranch(name: spec.name, threadName: "vtrecord-out\(index)", segmentPolicy: spec.segmentPolicy,
-                                waitsForRoom: !live, interrupt: interrupt, say: say) { attempt, _, _ throws(OutputError) in
-                // A file opened again after a failure gets a name of its own: name-1.mp4, …
-                let name = attempt == 0 ? path : OutputOptions.suffixed(path, attempt)
-                let template: OutputTemplate
-                do throws(OutputTemplateError) {
-                    template = try OutputTemplate(name)
-                } catch {
-                    throw .cannotOpen(path: name, errno: EINVAL)
-                }
-                // Segments are started by the branch, where the encoder thread decided.
-                return try SegmentedOutput(template: template, policy: nil, device: device, preset: preset,
-                                           maxFiles: spec.maxFiles,
-                                           firstNumber: template.nextNumber(device: device, preset: preset),
-                                           audioSampleRate: fileSettings.audio?.sampleRate,
-                                           warn: say, open: { file throws(OutputError) in
-                                               try AssetWriter.open(path: file, settings: fileSettings)
-                                           })
-            }
-        }
-    }
-
     /// `live`: a test pattern is paced to the clock like a camera.
     private func openSource(depth: PipelineDepth, live: Bool, copying copies: Bool,
                             keyFrames: EncoderSettings.KeyFrameInterval,
@@ -453,68 +408,5 @@ extension VTRecord {
             let bytes = try stillJPEG(still, fullRange: fullRange)
             try writeFileAtomically(path: path, bytes: bytes, replace: true)
         }, warn: { text in logger.warning("\(text)") })
-    }
-
-    private func writeSummary(_ summary: RecordingSummary, to path: String) throws {
-        try writeWholeFile(path: path, bytes: Array(summary.jsonData()))
-    }
-
-    /// `{device}` in -o: the camera's node name (`video0`), the input file's name without its
-    /// extension, `stdin`, or `test-pattern`.
-    static func deviceName(camera: String?, input: String?) -> String {
-        if let camera { return URL(fileURLWithPath: camera).lastPathComponent }
-        guard let input else { return "test-pattern" }
-        return input == "-" ? "stdin" : URL(fileURLWithPath: input).deletingPathExtension().lastPathComponent
-    }
-
-    /// "seg-{n}.h264, a new file every 2 s, keeping the newest 3".
-    static func describe(_ policy: SegmentPolicy, template: OutputTemplate, maxFiles: Int?) -> String {
-        var rules: [String] = []
-        if let duration = policy.duration { rules.append(String(format: "every %g s", duration)) }
-        if let bytes = policy.maxBytes { rules.append("at \(formatDecimalQuantity(bytes)) bytes") }
-        var text = "\(template.text), a new file \(rules.joined(separator: " or "))"
-        if let maxFiles { text += ", keeping the newest \(maxFiles)" }
-        return text
-    }
-
-    /// Where the frames went: standard output, a file, or a run of files.
-    static func target(_ s: RecordingSummary) -> String {
-        guard let first = s.segments.first, let last = s.segments.last else { return s.output }
-        if s.segments.count == 1 { return first == "-" ? "standard output" : first }
-        return "\(s.segments.count) files, \(first) … \(last)"
-    }
-
-    /// `clipsOnly`: `--events` without `-o`, where what was encoded is not what was kept.
-    static func describe(_ s: RecordingSummary, result: RecordingResult, clipsOnly: Bool = false) -> String {
-        let media = Double(s.framesEncoded) / (FrameRate(parsing: s.format.fps)?.framesPerSecond ?? 1)
-        var line = String(format: "%@ %d frames (%.2f s, %d keyframes, %@ bytes, %.2f Mbit/s)%@ in %.2f s (%.1f fps)",
-                          clipsOnly ? "encoded" : "wrote", s.framesEncoded, media, s.keyframes, "\(s.bytes)",
-                          Double(s.bitrate) / 1e6, clipsOnly ? "" : " to " + target(s), s.seconds, s.encodeFPS)
-        if let events = s.events {
-            let frames = events.clips.reduce(0) { $0 + $1.frames }
-            line += events.clips.isEmpty ? "; no event clip"
-                : "; \(events.clips.count) event clip\(events.clips.count == 1 ? "" : "s") (\(frames) frames): "
-                    + (events.clips.count <= 3 ? events.clips.map(\.file).joined(separator: ", ")
-                                               : "\(events.clips.first!.file) … \(events.clips.last!.file)")
-        }
-        if s.droppedQueue > 0 { line += "; \(s.droppedQueue) frames dropped because the encoder fell behind" }
-        if s.droppedDriver > 0 { line += "; \(s.droppedDriver) frames dropped by the camera driver" }
-        if s.framesBad > 0 { line += "; \(s.framesBad) damaged frames skipped" }
-        if s.framesDuplicated > 0 { line += "; \(s.framesDuplicated) frames repeated to keep the frame rate" }
-        if let speed = s.speed {
-            // Where the time went, longest first (VA-API's steps are quality levels).
-            let spent = speed.steps.compactMap { name in speed.seconds[name].map { (name, $0) } }
-                .filter { $0.1 >= 0.05 }.sorted { $0.1 > $1.1 }
-            line += "; speeds (--realtime adaptive from --speed \(s.settings?.speed ?? speed.slowest)): "
-                + spent.map { String(format: "%@ %.1f s", $0.0, $0.1) }.joined(separator: ", ")
-        }
-        if let sound = s.audio {
-            let layout = sound.channels == 1 ? "mono" : sound.channels == 2 ? "stereo" : "\(sound.channels) channels"
-            line += String(format: "; sound: %.2f s of %@ %d Hz %@ from %@", sound.seconds, sound.codec, sound.rate, layout, sound.device)
-            if sound.gaps > 0 { line += String(format: ", %d gaps filled with %.2f s of silence", sound.gaps, sound.silenceSeconds) }
-            if sound.xruns > 0 { line += ", \(sound.xruns) overruns" }
-            if let drift = sound.driftPPM { line += String(format: ", clock %+.0f ppm", drift) }
-        }
-        return line
     }
 }

@@ -164,6 +164,12 @@ struct OutputOptions: ParsableArguments {
     /// command's checks.
     func validateOutput() throws {
         do throws(UsageError) {
+            // Brackets are the options of an output beside the recording; taken as a file name here
+            // they would make a file named "[segment-time=1s]seg-0.mp4".
+            if let recording, recording.hasPrefix("["), recording.contains("]") {
+                throw UsageError("-o \(recording): the first -o is the recording, which takes the command's own options "
+                                 + "(--segment-time, --max-files, --container…), not brackets: give them as options")
+            }
             try checkBranches(try branches())
             if let destination = try recordingDestination() {
                 let fileOptions = [container.map { _ in "--container" }, segmentTime.map { _ in "--segment-time" },

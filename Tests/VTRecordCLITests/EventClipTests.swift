@@ -158,6 +158,10 @@ import Glibc
         let picture = try Tools.ffprobe(still, ["-show_entries", "stream=width,height"])
         #expect((picture["streams"] as? [[String: Any]])?.first?["width"] as? Int == 640)
         #expect(try control.ask("snapshot \(camera.directory.path)")["ok"] as? Bool == false, "a folder is not a still")
+        // An existing file is kept, as -o keeps one, since the recording has no --overwrite.
+        let again = try control.ask("snapshot \(still)")
+        #expect(again["ok"] as? Bool == false && (again["error"] as? String)?.contains("already exists") == true, "\(again)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: still)) == jpeg, "the first still was overwritten")
         #expect(try control.status()["events"] != nil)
         let r = child.wait()
         try #require(r.status == 0, "\(r.standardError)")
@@ -271,6 +275,20 @@ import Glibc
     ])
     func badEventOptionsAreRefused(arguments: [String], expected: String) throws {
         try Tools.expectRefused(arguments, saying: expected)
+    }
+
+    /// A clip folder that is not there is refused at start, as -o into one is (exit 5, the
+    /// same line), before the recording writes anything; not at the first event.
+    @Test func aMissingClipFolderIsRefusedAtStart() throws {
+        let directory = try TemporaryDirectory()
+        let r = try Tools.run(Tools.vtrecord, ["--test-pattern", "--size", "160x120", "--frames", "30",
+                                               "--events", directory.path("missing/e-{n}.mp4"), "-o", "x.mp4"],
+                              cwd: directory.url)
+        let plain = try Tools.run(Tools.vtrecord, ["--test-pattern", "--frames", "1", "-o", directory.path("missing/x.mp4")])
+        #expect(r.status == 5 && r.status == plain.status, "\(r.stderr)")
+        #expect(r.stderr.contains("missing/e-{n}.mp4: its directory does not exist"), "\(r.stderr)")
+        #expect(r.stderr.split(separator: "\n").filter { $0.contains("error") }.count == 1, "\(r.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty)
     }
 
     /// A keyframe interval longer than the pre-roll would start clips up to a whole interval

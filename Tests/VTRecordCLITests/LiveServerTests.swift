@@ -106,6 +106,12 @@ extension CameraRecordingTests {
                 let r = reader.wait(timeout: .seconds(30))
                 #expect(r.status == 0, "\(r.standardError)")
             }
+            // Seconds into the recording, the page shows its output as being written, not finished.
+            let later = Self.json(try Self.curl(port, "/status").body)
+            let recordingOutput = try #require((later["outputs"] as? [[String: Any]])?.first)
+            #expect(later["stop_reason"] as? String == "recording" && recordingOutput["role"] as? String == "recording"
+                    && recordingOutput["state"] as? String == "connected"
+                    && recordingOutput["packets_written"] as? Int ?? 0 > 0, "\(recordingOutput)")
 
             // /metrics, parsed by Prometheus' own client, while the recording goes on.
             let metrics = try Self.curl(port, "/metrics")

@@ -39,6 +39,17 @@ import VTTestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).isEmpty)
     }
 
+    /// The first -o is the recording: brackets there would become part of its file's name.
+    @Test func bracketsOnTheRecordingAreRefused() throws {
+        let dir = try TemporaryDirectory()
+        let r = try Tools.vtrecord(["--test-pattern", "--size", "160x120", "--duration", "1s",
+                                    "-o", "[segment-time=1s]seg-{n}.mp4"], cwd: dir.url)
+        #expect(r.status == 2, "\(r.stderr)")
+        #expect(r.stderr.contains("takes the command's own options") && r.stderr.contains("--segment-time"), "\(r.stderr)")
+        #expect(r.stderr.split(separator: "\n").filter { $0.contains("error:") }.count == 1, "\(r.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).isEmpty)
+    }
+
     @Test func aCodecAStreamCannotCarryIsRefused() throws {
         let dir = try TemporaryDirectory()
         let r = try Tools.vtrecord(["--test-pattern", "--size", "160x120", "--duration", "1s", "--audio", "test",
