@@ -7,30 +7,6 @@ import VTEncoding
 import VTEvents
 import VTOutput
 
-/// When a recording ends by itself.
-public struct RecordingLimits: Sendable, Equatable {
-    /// Frames written, then stop.
-    public var frames: Int?
-    /// Presentation time in seconds: frames before it are written, then stop.
-    public var duration: Double?
-
-    public init(frames: Int? = nil, duration: Double? = nil) {
-        self.frames = frames
-        self.duration = duration
-    }
-}
-
-/// Why a recording ended.
-public enum StopReason: String, Sendable, Codable {
-    /// Not stopped yet: a live summary (`GET /status`) of a recording under way.
-    case recording
-    case endOfInput = "end_of_input"
-    case frameLimit = "frames"
-    case durationLimit = "duration"
-    case signal
-    case error
-}
-
 /// The pipeline: capture thread → bounded queue → encoder (the thread that calls `run`) →
 /// output.
 ///
@@ -61,39 +37,39 @@ public final class Recorder {
     private let makeSession: SessionFactory
     private let makeOutput: OutputFactory
     private let realTime: EncoderSettings.RealTimeMode
-    private let limits: RecordingLimits
-    private let retiming: FrameRate?
+    let limits: RecordingLimits
+    let retiming: FrameRate?
     /// `--timing cfr`: the grid's rate; nil encodes every frame once at its own time.
     private let timing: FrameRate?
-    private let timestamps: TimestampLog?
+    let timestamps: TimestampLog?
     /// `--audio`: the sound, written beside the picture.
-    private let sound: SoundInterleaver?
+    let sound: SoundInterleaver?
     /// What runs beside the pipeline (stills, speed control, the status line), in order.
-    private var stages: [any RecordingStage] = []
+    private(set) var stages: [any RecordingStage] = []
 
     private var session: (any CompressionSession)?
-    private var output: (any MediaOutput)?
+    private(set) var output: (any MediaOutput)?
     /// The parameter sets the output was last given.
     private var outputFormat: VideoFormatDescription?
-    private var framesSubmitted = 0
-    private var limitHit: StopReason?
-    private var framesDuplicated = 0
-    private var framesDroppedTiming = 0
+    var framesSubmitted = 0
+    var limitHit: StopReason?
+    var framesDuplicated = 0
+    var framesDroppedTiming = 0
     /// What is known of each picture in the encoder, by the token it was given with; an entry
     /// goes when its picture comes out.
-    private var inEncoder: [FrameToken: FrameRecord] = [:]
-    private var nextToken: UInt64 = 0
+    var inEncoder: [FrameToken: FrameRecord] = [:]
+    var nextToken: UInt64 = 0
     /// Decode times from the presentation times frames went in with, in the encoder's order.
-    private var decodeTimes: DecodeTimes?
+    var decodeTimes: DecodeTimes?
     /// Capture → written, per picture from a source with a capture clock.
     private var latency = LatencyHistogram()
     /// Nanoseconds: the longest one picture kept the encoder thread in the encoder (its writes
     /// left out) and the longest one access unit took to write to the outputs. Either of them
     /// near the queue's length in frame intervals is what drops frames at the queue.
-    private var longestEncode: Int64 = 0
+    var longestEncode: Int64 = 0
     private var longestWrite: Int64 = 0
     /// Time spent writing inside the current encode call (an encoder that delivers at once).
-    private var writingInEncode: Int64 = 0
+    var writingInEncode: Int64 = 0
     /// Signalled when the capture thread has left its loop; nil until it starts.
     private var captureThreadDone: DispatchSemaphore?
     private var sourceClosed = false
@@ -106,7 +82,7 @@ public final class Recorder {
     private var encoderName = "none"
     private var resolvedSettings: EncoderSettings?
 
-    private struct FrameRecord {
+    struct FrameRecord {
         /// The time the frame went into the encoder with: its capture time, or its grid slot.
         var pts: MediaTime
         /// CLOCK_MONOTONIC nanoseconds; nil for a repeat or a source without a capture clock.
@@ -277,110 +253,6 @@ public final class Recorder {
             control.capture(realTime: live)
             done.signal()
         }
-    }
-
-    /// Every frame once, at its own time.
-    private func encodeEach(_ session: any CompressionSession) throws -> StopReason {
-        while var frame = control.queue.take() {
-            retime(&frame)
-            // Past a limit, what is still queued is not wanted.
-            guard limitHit == nil else { continue }
-            try submit(frame, pts: frame.pts, shownAt: frame.pts, captureTime: frame.captureTime,
-                       keyFrame: frame.isDiscontinuity, session: session)
-            if limitHit == nil { encoded(frame) }
-        }
-        return stopReason()
-    }
-
-    /// Every slot of the constant-rate grid filled, each frame at the slot nearest its time.
-    private func encodeOnGrid(_ grid: consuming ConstantRateGrid, _ session: any CompressionSession) throws -> StopReason {
-        defer { framesDroppedTiming = grid.framesDisplaced }
-        while var frame = control.queue.take() {
-            retime(&frame)
-            guard limitHit == nil else { continue }
-            if let emission = grid.add(frame) {
-                framesDroppedTiming = grid.framesDisplaced
-                try encode(emission, grid: grid, session: session)
-                if limitHit == nil { encoded(emission.frame) }
-            }
-        }
-        if limitHit == nil, let last = grid.finish() {
-            try encode(last, grid: grid, session: session)
-            if limitHit == nil { encoded(last.frame) }
-        }
-        return stopReason()
-    }
-
-    /// The encoder is done with `frame`: the stages see it, and one may keep it.
-    private func encoded(_ frame: consuming CapturedFrame) {
-        var done: CapturedFrame? = consume frame
-        for stage in stages { stage.encoded(&done) }
-    }
-
-    private func stopReason() -> StopReason {
-        if let limitHit { return limitHit }
-        return control.isStopRequested ? .signal : .endOfInput
-    }
-
-    private func retime(_ frame: inout CapturedFrame) {
-        guard let retiming else { return }
-        frame.pts = MediaTime(value: Int64(frame.sequence) * Int64(retiming.denominator),
-                              timescale: Int32(retiming.numerator))
-    }
-
-    /// Encodes a frame into each grid slot it fills: once as itself, then as repeats.
-    private func encode(_ emission: borrowing ConstantRateGrid.Emission, grid: borrowing ConstantRateGrid,
-                        session: any CompressionSession) throws {
-        for slot in emission.slots where limitHit == nil {
-            let first = slot == emission.slots.lowerBound
-            // The log keeps a picture's own capture time; a repeat is shown at its slot.
-            let pts = grid.time(ofSlot: slot)
-            try submit(emission.frame, pts: pts, shownAt: first ? emission.frame.pts : pts,
-                       captureTime: first ? emission.frame.captureTime : nil,
-                       keyFrame: first && emission.frame.isDiscontinuity, session: session)
-            if !first && limitHit == nil { framesDuplicated += 1 }
-        }
-    }
-
-    /// Hands one frame to the encoder at `pts` (its picture, or the camera's compressed frame
-    /// to a session that takes those), unless a limit is reached first (then capture stops and
-    /// nothing more is encoded). The caller keeps the frame.
-    private func submit(_ frame: borrowing CapturedFrame, pts: MediaTime, shownAt: MediaTime, captureTime: Int64?,
-                        keyFrame: Bool, session: any CompressionSession) throws {
-        if let reason = limitReached(at: pts) {
-            limitHit = reason
-            control.endCaptureEarly()
-            return
-        }
-        let token = FrameToken(nextToken)
-        if nextToken == 0 { sound?.firstPicture(pts: pts, captureTime: captureTime) }
-        nextToken += 1
-        try timestamps?.record(shownAt)
-        // A segment starts with a keyframe carrying SPS/PPS, so each file plays alone.
-        let outputWantsKey = output?.requiresKeyFrame(for: token, at: pts) ?? false
-        inEncoder[token] = FrameRecord(pts: pts, captureTime: captureTime)
-        decodeTimes?.arrived(pts)
-        let encodeStarted = MonotonicClock.nanoseconds()
-        writingInEncode = 0
-        if session.takesCompressedFrames {
-            guard let compressed = frame.compressed else { preconditionFailure("the source keeps no compressed frames") }
-            try session.pass(compressed, pts: pts, forceKeyFrame: keyFrame || outputWantsKey, token: token)
-        } else {
-            guard let picture = frame.buffer else { preconditionFailure("the source delivers no pictures") }
-            try session.encode(picture, pts: pts, forceKeyFrame: keyFrame || outputWantsKey, token: token)
-        }
-        longestEncode = max(longestEncode, MonotonicClock.nanoseconds() - encodeStarted - writingInEncode)
-        framesSubmitted += 1
-        for stage in stages {
-            try stage.submitted(RecordingSubmission(session: session, encodeStarted: encodeStarted,
-                                                    framesSubmitted: framesSubmitted, framesInEncoder: framesInEncoder))
-        }
-    }
-
-    private func limitReached(at pts: MediaTime) -> StopReason? {
-        if let frames = limits.frames, framesSubmitted >= frames { return .frameLimit }
-        if let duration = limits.duration, pts.seconds >= duration - 1e-9 { return .durationLimit }
-        return nil
     }
 
     /// Writes one frame out of the encoder. Its times become the ones it went in with (the
