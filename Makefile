@@ -122,7 +122,7 @@ TEST_WAITING := PublishingTests|PublishingReceiverTests|StreamPeerProofTests|Con
 TEST_QUIET := srtThroughALossyRelay|srtAtLatency500ThroughALossyLinkDecodesClean
 # The first half of the command line's other suites; the second is whatever is left, so a new
 # suite is never left out.
-TEST_CLI_FIRST := VTRecordCLITests\.(BatchTests|BrowserPlaybackTests|CameraDiscoveryTests|CommandLineTests|DecoderSelectionTests|DecompressionSessionTests|DocumentationTests|FuzzCLITests|FuzzRegressionTests|HTTPLibraryTests|InstallTests|MP4OutputTests|MuxedOutputTests|OutputTests|PresetTests)/
+TEST_CLI_FIRST := VTRecordCLITests\.(BatchTests|BrowserPlaybackTests|CameraDiscoveryTests|CommandLineTests|DecoderSelectionTests|DecompressionSessionTests|DocumentationTests|FuzzCLITests|FuzzRegressionTests|HTTPServerTests|InstallTests|MP4OutputTests|MuxedOutputTests|OutputTests|PresetTests)/
 TEST_LANES := "--filter CameraRecordingTests --skip $(TEST_ALONE)" \
               "--filter $(TEST_WAITING) --skip $(TEST_QUIET)|$(TEST_ALONE) ; --filter $(TEST_CLI_FIRST)" \
               "--skip VTRecordCLITests ; --filter VTRecordCLITests --skip CameraRecordingTests|$(TEST_WAITING)|$(TEST_CLI_FIRST)" \

@@ -42,8 +42,10 @@ public final class LiveServer: Sendable {
     public struct Settings: Sendable {
         public var address: HTTPAddress
         public var passwords: PasswordFile?
-        /// Connections at once; more wait to be accepted.
-        public var maxConnections = 128
+        /// Connections at once; more wait to be accepted. As many as nginx's default
+        /// (worker_connections): clients that trickle a request head in hold theirs until
+        /// `requestTime`, and a few hundred of them must leave room for everyone else.
+        public var maxConnections = 1024
         /// A request must arrive whole within this time (slow-loris).
         public var requestTime: TimeAmount = .seconds(10)
         /// A client whose socket stays full this long while an answer is sent is closed.
@@ -119,6 +121,7 @@ public final class LiveServer: Sendable {
 
     /// Starts listening; returns once the socket is bound, or throws why it could not be.
     public func start(logger: Logger) throws(StartError) {
+        Self.allowDescriptors(settings.maxConnections + Self.descriptorsBeside)
         let outcome = Mutex<Result<Int, StartError>?>(nil)
         let ready = DispatchSemaphore(value: 0)
         let address = settings.address
@@ -162,6 +165,21 @@ public final class LiveServer: Sendable {
             done.signal()
         }
         _ = done.wait(timeout: .now() + 2)
+    }
+
+    /// Descriptors the recording needs beside the server's connections: the camera's, files,
+    /// streams, pipes, libraries.
+    static let descriptorsBeside = 256
+
+    /// Raises the soft limit on open descriptors to `wanted` where the hard limit allows (as
+    /// nginx's worker_rlimit_nofile does): Debian's soft limit of 1024 would otherwise make
+    /// accept fail before `maxConnections` is reached. Never lowers it.
+    static func allowDescriptors(_ wanted: Int) {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < rlim_t(wanted) else { return }
+        limit.rlim_cur = min(rlim_t(wanted), limit.rlim_max)
+        // A refusal leaves the limit as it was: fewer clients at once, nothing worse.
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     }
 
     private static func reason(_ error: any Error) -> String {
