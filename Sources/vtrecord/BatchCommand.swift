@@ -11,6 +11,7 @@ import Glibc
 /// `vtrecord batch FILE.toml`: runs a list of recordings in order.
 struct Batch: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "batch",
         abstract: "Run the recordings a TOML file lists, one after another.",
         discussion: """
             Each [[job]] takes the recording options' long names as keys (as a preset does), \

@@ -6,6 +6,7 @@ import VTRecorder
 /// `vtrecord controls`: a camera's controls, as `v4l2-ctl --list-ctrls-menus` lists them.
 struct Controls: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "controls",
         abstract: "List a camera's controls with their ranges, menus and current values.",
         discussion: """
             Names are the driver's, lower-cased with punctuation turned into underscores, as \

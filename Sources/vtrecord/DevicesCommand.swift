@@ -8,6 +8,7 @@ import VTRecorder
 /// `vtrecord devices`: the cameras and microphones on this machine.
 struct Devices: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "devices",
         abstract: "List the cameras under /dev and the sound capture devices ALSA knows.",
         discussion: """
             For each camera: its node, card name, driver, bus and the stable /dev/v4l/by-id/ link \

@@ -5,6 +5,7 @@ import VTRecorder
 /// `vtrecord encoders`: x264 and what each VA-API device offers for H.264.
 struct Encoders: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "encoders",
         abstract: "List the H.264 encoders: x264, and each VA-API device with its profiles, entrypoints, rate-control modes, packed headers and reference limits.",
         discussion: """
             A device that cannot be opened or has no VA-API driver is listed with the reason. \

@@ -6,6 +6,7 @@ import VTRecorder
 /// `vtrecord formats`: what a camera can send, as `v4l2-ctl --list-formats-ext` lists it.
 struct Formats: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "formats",
         abstract: "List a camera's pixel formats, sizes and frame rates.",
         discussion: """
             Formats are listed as the camera offers them through libv4l2, which adds formats it \

@@ -8,6 +8,7 @@ import VTRecorder
 
 struct Inspect: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "inspect",
         abstract: "Describe a recording: its container (MP4, Matroska, MPEG-TS), then the H.264 stream: NAL units, frames, GOPs, SPS and PPS."
     )
 

@@ -5,6 +5,7 @@ import VTRecorder
 /// `vtrecord presets list|show`.
 struct Presets: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "presets",
         abstract: "List the presets, or show what one adds up to.",
         discussion: """
             A preset is a TOML file whose keys are the recording options' long names \
@@ -19,6 +20,7 @@ struct Presets: ParsableCommand {
     /// `vtrecord presets list`.
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List every preset a name finds: name, description and where it comes from.")
 
         @Flag(name: .long, help: "Print the list as JSON: an array of {name, description, source, path, overrides}.")
@@ -56,6 +58,7 @@ struct Presets: ParsableCommand {
     /// root command instead of this one.
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "show",
             abstract: "Print the settings a preset and further options add up to, as TOML that can be saved and edited.",
             discussion: """
                 Options after the name are layered as when recording: 'vtrecord presets show \

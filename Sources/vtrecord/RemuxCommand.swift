@@ -9,6 +9,7 @@ import VTReading
 /// `vtrecord remux IN -o OUT`: the same access units in another container, without encoding.
 struct Remux: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "remux",
         abstract: "Put a recording in another container without encoding it again: raw .h264, MP4, Matroska, MPEG-TS."
     )
 

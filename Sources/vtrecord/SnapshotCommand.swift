@@ -11,6 +11,7 @@ import Synchronization
 /// `vtrecord snapshot`: one still from a camera.
 struct Snapshot: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "snapshot",
         abstract: "Take one JPEG still from a camera, once its automatic exposure has settled.",
         discussion: """
             The camera is opened as for recording (--size, --format, --fps, --control), the \

@@ -8,6 +8,7 @@ import VTReading
 /// `vtrecord thumbnail FILE`: JPEG pictures out of a recording.
 struct Thumbnail: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "thumbnail",
         abstract: "Take JPEG pictures out of a recording: at chosen times, every so often, or spread over it; one file each, or a contact sheet.",
         discussion: """
             By default each picture is the keyframe at or before its time, which takes one \

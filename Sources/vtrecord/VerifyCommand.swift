@@ -9,6 +9,7 @@ import VTRecorder
 /// `vtrecord verify FILE…`: decodes every frame and says whether each file is whole.
 struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "verify",
         abstract: "Decode every frame of recordings and report what is damaged: frames the decoder refuses or conceals, a start without a keyframe, times that go back or repeat, an MP4 left unfinalized, a file cut short.",
         discussion: """
             Exit status 0 when every file is clean, 6 when any is damaged, 2 when any cannot be \
