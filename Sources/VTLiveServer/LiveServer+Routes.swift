@@ -22,7 +22,8 @@ extension LiveServer {
             router.get("/live.mp4") { [stream] _, _ in try Self.liveMP4(stream) }
             // A viewer joins when its answer starts; HEAD has no answer to start.
             router.head("/live.mp4") { [stream] _, _ in
-                Response(status: .ok, headers: [.contentType: stream.contentType, .cacheControl: "no-store"])
+                Response(status: .ok, headers: [.contentType: stream.contentType, .cacheControl: "no-store"],
+                         body: Self.endless)
             }
             router.get("/live.m3u8") { [stream] request, _ in await Self.playlist(stream, request: request) }
             router.get("/live/:name") { [stream] _, context in
@@ -37,7 +38,7 @@ extension LiveServer {
             router.get("/snapshot.jpg") { [hooks, jpegs] _, _ in try await Self.snapshot(hooks, jpegs: jpegs) }
             router.get("/stream.mjpeg") { [jpegs] _, _ in Self.mjpeg(jpegs) }
             router.head("/stream.mjpeg") { _, _ in
-                Response(status: .ok, headers: [.contentType: Self.mjpegType, .cacheControl: "no-store"])
+                Response(status: .ok, headers: [.contentType: Self.mjpegType, .cacheControl: "no-store"], body: Self.endless)
             }
         }
 
@@ -199,6 +200,10 @@ extension LiveServer {
         return Response(status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "no-store"],
                         body: ResponseBody(byteBuffer: jpeg))
     }
+
+    /// The body of HEAD for an answer without an end: no length, as the GET has none (an empty
+    /// body would say Content-Length: 0, that the stream is empty).
+    static let endless = ResponseBody { writer in try await writer.finish(nil) }
 
     static let mjpegBoundary = "vtrecordframe"
     static let mjpegType = "multipart/x-mixed-replace;boundary=\(mjpegBoundary)"

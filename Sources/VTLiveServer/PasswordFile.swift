@@ -33,7 +33,9 @@ public struct PasswordFile: Sendable {
 
     public init(text: String, name: String) throws(Problem) {
         var hashes: [String: String] = [:]
-        for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // "\r\n" is one Character to Swift: a file with Windows line ends is split on both.
+        for (number, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
+            .enumerated() {
             let line = rawLine.trimmingCharacters(in: .whitespaces.union(CharacterSet(charactersIn: "\r")))
             if line.isEmpty || line.hasPrefix("#") { continue }
             let place = "--http-auth \(name) line \(number + 1)"
