@@ -122,12 +122,14 @@ let package = Package(
         .testTarget(name: "VTOutputTests", dependencies: ["VTOutput", "VTEncoding", "VTH264", "VTCore", "VTTestSupport"]),
         .testTarget(name: "VTAudioTests", dependencies: ["VTAudio", "VTCore"]),
         .testTarget(name: "VTEventsTests", dependencies: ["VTEvents", "VTOutput", "VTCore"]),
-        // The server's routes, driven through Hummingbird's own test client.
+        // The server's routes, driven over loopback with SwiftNIO's own HTTP/1.1 client codec
+        // (HummingbirdTesting would bring AsyncHTTPClient and BoringSSL into every build).
         .testTarget(name: "VTLiveServerTests",
                     dependencies: ["VTLiveServer", "VTCore",
                                    .product(name: "Hummingbird", package: "hummingbird"),
-                                   .product(name: "HummingbirdTesting", package: "hummingbird"),
-                                   .product(name: "NIOCore", package: "swift-nio")]),
+                                   .product(name: "NIOCore", package: "swift-nio"),
+                                   .product(name: "NIOPosix", package: "swift-nio"),
+                                   .product(name: "NIOHTTP1", package: "swift-nio")]),
         .testTarget(name: "VTRecorderTests", dependencies: ["VTRecorder", "VTCapture", "VTCore", "VTEncoding", "VTOutput", "VTTestSupport"]),
         // Runs the built binary; depends on it so `swift test` builds it first.
         .testTarget(name: "VTRecordCLITests",

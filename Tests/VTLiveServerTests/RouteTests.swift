@@ -1,6 +1,5 @@
 import Foundation
 import Hummingbird
-import HummingbirdTesting
 import NIOCore
 import Testing
 @testable import VTLiveServer

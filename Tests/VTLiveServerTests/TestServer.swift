@@ -1,6 +1,5 @@
 import Foundation
 import Hummingbird
-import HummingbirdTesting
 import Logging
 import NIOCore
 import Synchronization
@@ -50,12 +49,27 @@ enum TestServer {
                           library: library, hooks: hooks)
     }
 
-    /// Runs `body` with Hummingbird's test client against the server's application: `.router`
-    /// hands requests straight to the router, `.live` runs the real server (and its
-    /// connection guard) on localhost.
+    /// How a test reaches the server. Both run the real server on 127.0.0.1 (with its
+    /// connection guard) and talk to it over one HTTP/1.1 connection: Hummingbird's own test
+    /// client needs AsyncHTTPClient and SwiftNIO's TLS (BoringSSL), which would add minutes
+    /// to every fresh build of the suite. `.router` marks the tests that exercise the routes
+    /// alone, `.live` those that need the connection as well.
+    enum TestingSetup { case router, live }
+
+    /// Runs `body` with a client connected to the server's application.
     static func test<Value: Sendable>(_ server: LiveServer, _ setup: TestingSetup,
-                                      _ body: @Sendable (any TestClientProtocol) async throws -> Value) async throws -> Value {
-        try await server.makeApplication(logger: Logger(label: "vtrecord.test")).test(setup, body)
+                                      _ body: @Sendable (TestClient) async throws -> Value) async throws -> Value {
+        try await running(server) { port in
+            let client = try await TestClient.connect(port: port)
+            do {
+                let value = try await body(client)
+                await client.close()
+                return value
+            } catch {
+                await client.close()
+                throw error
+            }
+        }
     }
 
     /// Runs the server's application on 127.0.0.1 at a port the system chooses, for `body`
@@ -104,8 +118,10 @@ enum TestServer {
         }
     }
 
-    /// Polls `condition` until it holds or `limit` passes; whether it held.
-    static func eventually(within limit: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
+    /// Polls `condition` until it holds or `limit` passes; whether it held. Generous: the tests of
+    /// a module run side by side in one process, and long synchronous ones beside them can keep
+    /// Swift's two pool threads (on two cores) for seconds before a request's task runs.
+    static func eventually(within limit: Duration = .seconds(60), _ condition: () -> Bool) async -> Bool {
         let deadline = ContinuousClock.now + limit
         while !condition() {
             if ContinuousClock.now >= deadline { return false }
