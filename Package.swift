@@ -66,7 +66,7 @@ let package = Package(
                 dependencies: ["CLinux", .product(name: "Logging", package: "swift-log")]),
         .target(name: "VTH264", dependencies: ["VTCore"]),
         .target(name: "VTCapture",
-                dependencies: ["VTCore", "VTH264", "VTDecoding", "CYUV", "CV4L2", "CTurboJPEG",
+                dependencies: ["VTCore", "VTH264", "CYUV", "CV4L2", "CTurboJPEG",
                                .product(name: "Logging", package: "swift-log")]),
         .target(name: "VTVAAPI", dependencies: ["VTCore", "VTH264", "CVAAPI"]),
         .target(name: "VTEncoding",

@@ -2,7 +2,6 @@ import CV4L2
 import Logging
 import Synchronization
 import VTCore
-import VTDecoding
 import VTH264
 
 /// Reading frames: the streaming loop, and what each filled buffer becomes (a leased driver
@@ -99,7 +98,7 @@ extension V4L2Source {
             if let problem = JPEGFrameCheck.problem(bytes, width: stream.image.width, height: stream.image.height) {
                 return rejected("frame \(sequence): \(problem)")
             }
-            if check == .decoded {
+            if case .decoded = check {
                 guard let pooled = stream.pool.tryTake() else {
                     counters.withLock { $0.droppedBySource += 1 }
                     logger.warning("\(path): frame \(sequence) dropped: all \(depth.framesHeld) capture buffers are in use")

@@ -2,7 +2,6 @@ import CV4L2
 import Logging
 import Synchronization
 import VTCore
-import VTDecoding
 import VTH264
 
 #if canImport(Glibc)
@@ -81,7 +80,7 @@ public final class V4L2Source: CaptureSource {
         var accessUnits = CameraAccessUnits()
         /// Each of those decoded as well (`--check-frames decode`); nil when not asked for, or
         /// when the decoder cannot decode the stream.
-        var decodeCheck: H264DecodeCheck?
+        var decodeCheck: (any AccessUnitDecodeCheck)?
     }
 
     /// Opens `path`, checks it can capture, negotiates `request` and maps `bufferCount`
@@ -95,7 +94,7 @@ public final class V4L2Source: CaptureSource {
     /// a JPEG checked by its markers and size (`JPEGFrameCheck`), and decoded in full as well
     /// with `.decoded`; an H.264 access unit checked by its NAL structure (`CameraAccessUnits`,
     /// which also holds back what follows damage until the next IDR picture), and decoded by
-    /// libavcodec as well with `.decoded` (`H264DecodeCheck`). A camera that sends neither is
+    /// the check `.decoded` makes as well. A camera that sends neither is
     /// refused, and H.264 is refused without it: vtrecord records a camera's H.264 only as it
     /// comes. `iFramePeriod` gives, at the negotiated rate, how often such a camera is
     /// to send an IDR picture (`--keyint`): set through its H.264 I-frame period control where
@@ -164,9 +163,9 @@ public final class V4L2Source: CaptureSource {
                                fullRange: cameraFormat == .mjpeg ? true : nil, isLive: true)
         let stream = Self.stream(ring, image, cameraFormat, zeroCopy: zeroCopy, depth: depth)
         var initial = Reader(stream: stream, converter: FrameConverter(width: image.width, height: image.height))
-        if cameraFormat == .h264 && onlyCompressed == .decoded {
+        if cameraFormat == .h264, case .decoded(let makeCheck) = onlyCompressed {
             do {
-                initial.decodeCheck = try H264DecodeCheck()
+                initial.decodeCheck = try makeCheck()
             } catch {
                 logger.warning("\(path): --check-frames decode: \(error); the camera's H.264 access units are checked by their NAL structure alone")
             }

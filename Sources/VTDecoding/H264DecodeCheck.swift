@@ -1,5 +1,6 @@
 import VTCore
 import VTFFmpeg
+import VTH264
 
 /// `--check-frames decode` for a camera's H.264 (`--encoder copy`): each access unit that
 /// passed the structure check (`AccessUnitCheck`) is decoded by libavcodec, in software on one
@@ -10,17 +11,8 @@ import VTFFmpeg
 /// Each picture comes out with its unit unless the stream's VUI says it reorders pictures;
 /// then a damaged picture may come out a unit or two late, after its unit was stored, and is
 /// reported against the unit it came out with (which the source drops, with what follows).
-public final class H264DecodeCheck {
-    /// What `check` found.
-    public enum Finding: Equatable, Sendable {
-        case whole
-        /// The unit, or one before it whose picture came out with it, did not decode whole.
-        case damaged(String)
-        /// The decoder cannot decode this stream at all (its library, a 4:2:2 picture): the
-        /// check cannot be made, now or for any later unit, and the source goes on with the
-        /// structure check alone.
-        case cannotCheck(String)
-    }
+public final class H264DecodeCheck: AccessUnitDecodeCheck {
+    public typealias Finding = AccessUnitDecodeFinding
 
     private var session: LibavcodecDecompressionSession?
     /// Tokens of the damaged pictures handed out during the current `check`.

@@ -371,7 +371,7 @@ extension VTRecord {
             return try V4L2Source(path: input.camera.path, request: request, bufferCount: input.buffers, depth: depth,
                                   strict: input.strictFormat, reconnect: input.reconnect,
                                   controls: input.controls, keepCompressed: http.http != nil,
-                                  onlyCompressed: copies ? (input.checkFrames == .decode ? .decoded : .markers) : nil,
+                                  onlyCompressed: copies ? (input.checkFrames == .decode ? .decoded(h264: { try H264DecodeCheck() }) : .markers) : nil,
                                   iFramePeriod: copies ? { keyFrames.frames(at: $0) } : nil, logger: logger)
         }
         let size = input.size ?? FrameSize(width: 1280, height: 720)
