@@ -11,12 +11,16 @@ public struct MotionObservation: Sendable, Equatable {
     public var started: Bool
     /// Motion ends with this picture.
     public var ended: Bool
+    /// It ends because it went on for `framesToCut` without a pause: no episode starts again
+    /// until the picture has been still for `framesToEnd`.
+    public var cut: Bool
 
-    public init(score: Double, isActive: Bool, started: Bool, ended: Bool) {
+    public init(score: Double, isActive: Bool, started: Bool, ended: Bool, cut: Bool = false) {
         self.score = score
         self.isActive = isActive
         self.started = started
         self.ended = ended
+        self.cut = cut
     }
 }
 
@@ -29,12 +33,16 @@ public struct MotionSummary: Sendable, Equatable {
     public var peakScore: Double
     /// How many times motion started.
     public var episodes: Int
+    /// Episodes ended for lasting `framesToCut` without a pause.
+    public var episodesCut: Int
     public var isActive: Bool
 
-    public init(latestScore: Double = 0, peakScore: Double = 0, episodes: Int = 0, isActive: Bool = false) {
+    public init(latestScore: Double = 0, peakScore: Double = 0, episodes: Int = 0, episodesCut: Int = 0,
+                isActive: Bool = false) {
         self.latestScore = latestScore
         self.peakScore = peakScore
         self.episodes = episodes
+        self.episodesCut = episodesCut
         self.isActive = isActive
     }
 }
@@ -80,6 +88,11 @@ public final class MotionDetector {
         public var framesToEnd: Int
         /// Pictures in a row a pixel stays changed before it is taken as the scene's new look.
         public var framesToAccept: Int
+        /// The most pictures one episode lasts. A light that blinks, a screen or leaves in the
+        /// wind change the picture again before it has been still for `framesToEnd` and never
+        /// become the scene (they do not stay changed): without a bound, one episode, and one
+        /// event clip, would last the whole recording.
+        public var framesToCut: Int
         /// The analysis picture's width (at most the picture's); its height keeps the aspect.
         public var analysisWidth: Int
 
@@ -93,17 +106,21 @@ public final class MotionDetector {
         /// - 30 frames to end (1 s), so someone pausing mid-step is one episode, not two;
         /// - 300 frames to accept (10 s), how long something moved must stay before it counts
         ///   as the scene again;
+        /// - 9000 frames to cut (5 minutes), longer than someone walks through a doorway or
+        ///   works in view, short enough that a flickering light makes a clip of minutes, not
+        ///   of the whole recording;
         /// - 160 pixels of analysis width: small objects still cover dozens of pixels, and
         ///   1080p costs about half a percent of a core at 30 fps.
         public init(sensitivity: Double = 0.5, minimumArea: Double = 0.01, mask: MotionMask? = nil,
                     framesToStart: Int = 3, framesToEnd: Int = 30, framesToAccept: Int = 300,
-                    analysisWidth: Int = 160) {
+                    framesToCut: Int = 9000, analysisWidth: Int = 160) {
             self.sensitivity = sensitivity
             self.minimumArea = minimumArea
             self.mask = mask
             self.framesToStart = framesToStart
             self.framesToEnd = framesToEnd
             self.framesToAccept = framesToAccept
+            self.framesToCut = framesToCut
             self.analysisWidth = analysisWidth
         }
 
@@ -126,6 +143,7 @@ public final class MotionDetector {
                       "a part of the picture above 0, at most 1 (0.01 is 1 %)")
             try check(framesToStart >= 1, "frames to start", "\(framesToStart)", "at least 1")
             try check(framesToEnd >= 1, "frames to end", "\(framesToEnd)", "at least 1")
+            try check(framesToCut > framesToStart, "frames to cut", "\(framesToCut)", "more than the frames to start")
             try check((1...Int(UInt16.max)).contains(framesToAccept), "frames to accept", "\(framesToAccept)",
                       "1 to \(UInt16.max)")
             try check(Self.analysisWidths.contains(analysisWidth), "analysis width", "\(analysisWidth)",
@@ -159,6 +177,10 @@ public final class MotionDetector {
     private var sceneSize = (width: 0, height: 0)
     private var framesAbove = 0
     private var framesBelow = 0
+    /// Pictures since the episode going on started.
+    private var framesInEpisode = 0
+    /// An episode was cut: none starts until the picture has been still for `framesToEnd`.
+    private var waitsForStillness = false
 
     /// A detector for pictures of `width` × `height`. Throws when a setting is out of range or
     /// the mask leaves nothing watched.
@@ -239,17 +261,29 @@ public final class MotionDetector {
             framesBelow += 1
             framesAbove = 0
         }
-        var started = false, ended = false
-        if !summary.isActive, framesAbove >= settings.framesToStart {
+        var started = false, ended = false, cut = false
+        if waitsForStillness {
+            waitsForStillness = framesBelow < settings.framesToEnd
+        } else if !summary.isActive, framesAbove >= settings.framesToStart {
             summary.isActive = true
             summary.episodes += 1
+            framesInEpisode = 0
             started = true
         } else if summary.isActive, framesBelow >= settings.framesToEnd {
             summary.isActive = false
             ended = true
         }
+        if summary.isActive {
+            framesInEpisode += 1
+            if framesInEpisode >= settings.framesToCut {
+                summary.isActive = false
+                summary.episodesCut += 1
+                waitsForStillness = true
+                (ended, cut) = (true, true)
+            }
+        }
         summary.latestScore = score
         summary.peakScore = max(summary.peakScore, score)
-        return MotionObservation(score: score, isActive: summary.isActive, started: started, ended: ended)
+        return MotionObservation(score: score, isActive: summary.isActive, started: started, ended: ended, cut: cut)
     }
 }

@@ -11,6 +11,8 @@ public struct MotionStatistics: Sendable, Equatable {
     /// Pictures analysed, and the episodes of motion among them.
     public var frames = 0
     public var episodes = 0
+    /// Episodes ended for going on longer than `--motion-max` without a pause.
+    public var episodesCut = 0
     /// The share of the watched picture that changed: the highest, and the last.
     public var peakScore = 0.0
     public var latestScore = 0.0
@@ -36,10 +38,16 @@ final class MotionStage: RecordingStage {
     /// started it, not at the last.
     private var recent: [Int64] = []
     private var statistics = MotionStatistics()
+    /// Says what a cut episode means, once per cut.
+    private let warn: (String) -> Void
+    /// Pictures a second, to say the settings' frame counts in seconds.
+    private let framesPerSecond: Double
 
-    init(detector: MotionDetector, inbox: EventInbox?) {
+    init(detector: MotionDetector, inbox: EventInbox?, framesPerSecond: Double, warn: @escaping (String) -> Void) {
         self.detector = detector
         self.inbox = inbox
+        self.framesPerSecond = framesPerSecond
+        self.warn = warn
         statistics.analysisWidth = detector.analysisWidth
         statistics.analysisHeight = detector.analysisHeight
     }
@@ -68,6 +76,14 @@ final class MotionStage: RecordingStage {
         if observation.ended {
             inbox?.add(EventRequest(source: .motion, kind: .end, time: recent.last!))
         }
+        if observation.cut {
+            let settings = detector.settings, rate = framesPerSecond
+            warn(String(format: "motion went on for %g s without a pause of %g s (a blinking light, a screen, leaves in the wind?): "
+                        + "the episode%@ ends here, and the next starts once the picture has been still that long; "
+                        + "leave that part out with --motion-mask, or raise --motion-max",
+                        Double(settings.framesToCut) / rate, Double(settings.framesToEnd) / rate,
+                        inbox == nil ? "" : " and its clip"))
+        }
     }
 
     var statusNote: String? {
@@ -78,6 +94,7 @@ final class MotionStage: RecordingStage {
         // The scores and episodes are the detector's own; the stage adds what it counted.
         var mine = self.statistics
         mine.episodes = detector.summary.episodes
+        mine.episodesCut = detector.summary.episodesCut
         mine.peakScore = detector.summary.peakScore
         mine.latestScore = detector.summary.latestScore
         mine.noiseLevel = detector.noiseLevel

@@ -95,13 +95,14 @@ public final class Recorder {
     /// header rate is overridden (`--fps` with `--input`). `timing` places frames on a
     /// constant-rate grid (`--timing cfr`). `timestamps` logs each encoded frame's time.
     /// `depth` sizes the queue; the source's pools are sized from the same value. `stills`
-    /// is offered every frame after it was encoded.
+    /// is offered every frame after it was encoded. `notice` says what changes as it records
+    /// (not with --quiet); `warn` what went wrong but does not stop it (always).
     public init(source: any CaptureSource, realTime: EncoderSettings.RealTimeMode, limits: RecordingLimits,
                 retiming: FrameRate? = nil, timing: FrameRate? = nil, timestamps: TimestampLog? = nil,
                 depth: PipelineDepth = PipelineDepth(), progress: ProgressReporter? = nil, stills: StillTaker? = nil,
                 audio: AudioRecorder? = nil, motion: (detector: MotionDetector, inbox: EventInbox?)? = nil,
                 liveResults: Bool = false, liveJPEGs: LiveJPEGs? = nil, liveEncoding: LiveEncoding? = nil,
-                notice: @escaping (String) -> Void = { _ in },
+                notice: @escaping (String) -> Void = { _ in }, warn: @escaping (String) -> Void = { _ in },
                 makeSession: @escaping SessionFactory, makeOutput: @escaping OutputFactory) {
         precondition(timing == nil || depth.holdsGridFrame, "a constant-rate grid holds a frame the depth must count")
         precondition(stills == nil || depth.holdsStill, "a still taker holds a frame the depth must count")
@@ -130,7 +131,8 @@ public final class Recorder {
         let liveEncode = liveEncoding.map { LiveEncodeStage($0) }
         // Motion first, then the live JPEGs, which take a frame only to make a JPEG of it: a
         // still taker takes every frame it is offered (letting go of those it does not want).
-        let optional: [(any RecordingStage)?] = [motion.map { MotionStage(detector: $0.detector, inbox: $0.inbox) },
+        let optional: [(any RecordingStage)?] = [motion.map { MotionStage(detector: $0.detector, inbox: $0.inbox,
+                                                                             framesPerSecond: 1 / frameDuration.seconds, warn: warn) },
                                                  liveEncode, live, stills, speed, status]
         stages = optional.compactMap { $0 }
     }

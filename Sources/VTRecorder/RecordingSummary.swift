@@ -217,6 +217,8 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
     public struct Motion: Codable, Sendable, Equatable {
         public var frames: Int
         public var episodes: Int
+        /// Episodes ended for going on longer than --motion-max without a pause.
+        public var episodesCut: Int
         /// Shares of the watched picture that changed (0–1).
         public var scorePeak: Double
         public var scoreLast: Double
@@ -226,13 +228,15 @@ public struct RecordingSummary: Codable, Sendable, Equatable {
         public var analysisSize: String
 
         enum CodingKeys: String, CodingKey {
-            case frames, episodes, scorePeak = "score_peak", scoreLast = "score_last", noiseLevel = "noise_level"
+            case frames, episodes, episodesCut = "episodes_cut", scorePeak = "score_peak", scoreLast = "score_last"
+            case noiseLevel = "noise_level"
             case cpuSeconds = "cpu_seconds", analysisSize = "analysis_size"
         }
 
         init(_ m: MotionStatistics) {
             frames = m.frames
             episodes = m.episodes
+            episodesCut = m.episodesCut
             scorePeak = (m.peakScore * 10_000).rounded() / 10_000
             scoreLast = (m.latestScore * 10_000).rounded() / 10_000
             noiseLevel = (m.noiseLevel * 100).rounded() / 100

@@ -42,6 +42,9 @@ struct EventOptions: ParsableArguments {
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("With --motion: how long the picture must be still before an episode of motion ends (default 1s).", valueName: "time"), transform: DurationArgument.parse)
     var motionEnd: DurationArgument?
 
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("With --motion: the longest an episode of motion lasts (default 5m). Motion that never pauses for --motion-end (a blinking light, a screen) ends there, with its clip, is reported, and starts no episode until the picture has been still.", valueName: "time"), transform: DurationArgument.parse)
+    var motionMax: DurationArgument?
+
     static let defaultPreRoll = 5.0
     static let defaultPostRoll = 10.0
     static let longestPreRoll = 120.0
@@ -62,6 +65,9 @@ struct EventOptions: ParsableArguments {
         return try Container.choose(explicit: nil, path: events, option: "--events")
     }
 
+    /// Seconds an episode of motion lasts at most without --motion-max.
+    static let defaultMotionMax = 300.0
+
     /// The detector's settings at `rate` (the mask read and checked here); nil without `--motion`.
     func motionSettings(rate: FrameRate) throws(MotionError) -> MotionDetector.Settings? {
         guard motion else { return nil }
@@ -70,15 +76,20 @@ struct EventOptions: ParsableArguments {
         if let motionArea { settings.minimumArea = motionArea.share }
         settings.mask = try motionMask.map { text throws(MotionError) in try MotionMask.parse(text) }
         if let motionEnd { settings.framesToEnd = MotionDetector.Settings.frames(motionEnd.seconds, at: rate) }
+        settings.framesToCut = MotionDetector.Settings.frames(motionMax?.seconds ?? Self.defaultMotionMax, at: rate)
         return settings
     }
 
     /// Not named validate(): swift-argument-parser would call that on its own.
     func validateEvents(recording: String?) throws {
         if !motion, let given = [motionSensitivity.map { _ in "--motion-sensitivity" }, motionArea.map { _ in "--motion-area" },
-                                 motionMask.map { _ in "--motion-mask" }, motionEnd.map { _ in "--motion-end" }]
+                                 motionMask.map { _ in "--motion-mask" }, motionEnd.map { _ in "--motion-end" },
+                                 motionMax.map { _ in "--motion-max" }]
             .compactMap({ $0 }).first {
             throw ValidationError("\(given) applies to motion detection: add --motion")
+        }
+        if let motionMax, motionMax.seconds < 1 {
+            throw ValidationError("--motion-max: give 1 s or more, such as 5m: the longest an episode of motion lasts")
         }
         if let motionSensitivity, !(0...1).contains(motionSensitivity) {
             throw ValidationError("--motion-sensitivity \(motionSensitivity): give 0 (least) to 1 (most)")

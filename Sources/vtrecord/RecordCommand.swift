@@ -269,6 +269,7 @@ extension VTRecord {
                 Self.liveEncoding(http, output: feed, format: format, warn: { text in logger.warning("\(text)") })
             } : nil,
             notice: notice,
+            warn: { text in logger.warning("\(text)") },
             makeSession: { handler in
                 try selection.makeSession(width: format.width, height: format.height, pixelFormat: format.pixelFormat,
                                           settings: settings, copying: camera?.negotiation.format == .h264 ? .h264 : .mjpeg,

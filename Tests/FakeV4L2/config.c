@@ -172,6 +172,19 @@ static void parse_light_ramp(const char *text, struct fv_config *config) {
     config->light_delta = (int)values[2];
 }
 
+// FAKE_V4L2_BLINK=PERIOD:ON: a lamp lit in the first ON frames of every PERIOD.
+static void parse_blink(const char *text, struct fv_config *config) {
+    static const char *knob = "FAKE_V4L2_BLINK";
+    config->blink = false;
+    if (text == NULL || *text == '\0') return;
+    long long values[2];
+    if (!parse_numbers(text, values, 2, 2)) bad_knob(knob, text, "expected PERIOD:ON, frame counts such as 30:15");
+    if (values[1] < 1 || values[1] >= values[0]) bad_knob(knob, text, "ON must be at least 1 and less than PERIOD");
+    config->blink = true;
+    config->blink_period = (uint32_t)values[0];
+    config->blink_on = (uint32_t)values[1];
+}
+
 static const char *default_formats =
     "YUYV:640x480@30/15/5,1280x720@30/15/5,1920x1080@30/15/5;"
     "MJPG:640x480@30/15/5,1280x720@30/15/5,1920x1080@30/15/5;"
@@ -234,6 +247,7 @@ void fv_read_config(struct fv_config *config) {
     config->still = env_unsigned("FAKE_V4L2_STILL", 0, 0, 1) == 1;
     parse_mover(getenv("FAKE_V4L2_MOVER"), config);
     parse_light_ramp(getenv("FAKE_V4L2_LIGHT_RAMP"), config);
+    parse_blink(getenv("FAKE_V4L2_BLINK"), config);
     config->picture_ring = (uint32_t)env_unsigned("FAKE_V4L2_PICTURE_RING", 0, 0, 600);
     config->flash = env_unsigned("FAKE_V4L2_FLASH", 0, 0, 1) == 1;
     config->trace = env_unsigned("FAKE_V4L2_TRACE", 0, 0, 1) == 1;

@@ -144,6 +144,9 @@
 //                                  shifts linearly by up to DELTA (-219…219, not 0), clipped to
 //                                  16…235, and keeps the full shift after END. START = END is a
 //                                  step at that frame. Noise lies over the shifted picture.
+//   FAKE_V4L2_BLINK=PERIOD:ON      A lamp blinks: a white square (luma 235, a sixth of the
+//                                  picture's height on a side, in the upper right quarter) is
+//                                  lit in the first ON frames of every PERIOD, from frame 0.
 //   FAKE_V4L2_PICTURE_RING=N       A camera whose pictures cost the process nothing, as a real
 //                                  one makes them in hardware: the first N frames are painted
 //                                  (and packed or compressed) with frame codes 0…N-1 and kept,

@@ -83,6 +83,8 @@ struct fv_config {
     bool light_ramp;                // the scene's luma shifts by light_delta over light_start…light_end
     uint32_t light_start, light_end;
     int light_delta;
+    bool blink;                     // a lamp is lit in the first blink_on frames of every blink_period
+    uint32_t blink_period, blink_on;
     uint32_t picture_ring;          // 0: every frame painted; N: N pictures made once, in turn
     bool flash;                     // frames on a grid through whole seconds; those flash white
     uint32_t signal_at[FV_MAX_SIGNALS];   // FAKE_V4L2_SIGNAL_AT: sequences that raise SIGUSR1
@@ -272,6 +274,7 @@ FV_HIDDEN void fv_draw_mover(uint8_t *y, uint8_t *u, uint8_t *v, uint32_t width,
                              uint32_t sequence);
 // FAKE_V4L2_LIGHT_RAMP: shifts the luma plane by the light's change at frame `sequence`.
 FV_HIDDEN void fv_apply_light(uint8_t *y, uint32_t width, uint32_t height, uint32_t sequence);
+FV_HIDDEN void fv_draw_blink(uint8_t *y, uint32_t width, uint32_t height, uint32_t sequence);
 
 // ---- picture.c: the test pattern and its formats ----
 

@@ -201,6 +201,7 @@ static void paint_i420(uint32_t sequence) {
         memcpy(canvas.v + (size_t)row * (width / 2), canvas.strip_v + from, width / 2);
     }
     fv_draw_mover(canvas.y, canvas.u, canvas.v, width, height, sequence);
+    fv_draw_blink(canvas.y, width, height, sequence);
     fv_apply_light(canvas.y, width, height, sequence);
     if (fv.config.noise > 0) add_noise(sequence, fv.config.noise);
     draw_code(width, sequence);

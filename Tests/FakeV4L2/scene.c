@@ -37,6 +37,20 @@ void fv_draw_mover(uint8_t *y, uint8_t *u, uint8_t *v, uint32_t width, uint32_t 
     }
 }
 
+// A lamp that blinks: a square a sixth of the picture's height on a side, in the upper right
+// quarter (clear of the frame code at the top left and of the mover's row), lit in the first
+// blink_on frames of every blink_period, from frame 0.
+void fv_draw_blink(uint8_t *y, uint32_t width, uint32_t height, uint32_t sequence) {
+    const struct fv_config *config = &fv.config;
+    if (!config->blink || sequence % config->blink_period >= config->blink_on) return;
+    uint32_t side = (height / 6) & ~1u;
+    if (side < 2 || side * 2 > width) return;
+    uint32_t left = (width - 2 * side) & ~1u, top = (height / 6) & ~1u;
+    for (uint32_t row = top; row < top + side; row++) {
+        memset(y + (size_t)row * width + left, MOVER_LUMA, side);
+    }
+}
+
 // The light's shift at frame `sequence`: none before the ramp, linear through it, the whole
 // delta from its end on (START = END is a step).
 static int light_shift(uint32_t sequence) {

@@ -178,6 +178,19 @@ struct FakeV4L2FaultKnobTests {
         #expect(planes[10]![240 * 640 + 20 + 40] == 235, "the square is white")
     }
 
+    /// The lamp (80 pixels on a side at 640x480, columns 480…559, rows 80…159) is lit in frames
+    /// 0…4 and 10…14 of a period of 10 with 5 on: the picture changes there, and only there,
+    /// as it goes on and off.
+    @Test func theLampChangesOnlyItsSquareAsItBlinks() throws {
+        let planes = try FakeCamera(knobs: [.still, .blink(period: 10, on: 5)]).lumaPlanes(frames: 20)
+        try #require(planes.keys.sorted() == Array(0..<20))
+        for n in 1..<20 {
+            let expected: Region? = n % 5 == 0 ? Region(x: 480...559, y: 80...159) : nil
+            #expect(Self.difference(planes[n - 1]!, planes[n]!) == expected, "frame \(n)")
+        }
+        #expect(planes[12]![120 * 640 + 500] == 235 && planes[7]![120 * 640 + 500] != 235, "lit in 12, dark in 7")
+    }
+
     /// From frame 5 to frame 20 the scene's luma rises (or falls) linearly by DELTA, clipped to
     /// video range, and stays; the frame code is untouched, so every frame's number still reads.
     @Test(arguments: [40, -40])

@@ -49,6 +49,20 @@ struct MotionEpisodes {
         #expect(detector.summary.latestScore == 0)
     }
 
+    /// Motion that goes on past `framesToCut` ends there, counted as cut, and none starts again
+    /// while it goes on: only once the picture has been still for `framesToEnd`.
+    @Test func motionWithoutAPauseIsCutAndStartsNoMoreEpisodes() throws {
+        var settings = Self.quick
+        settings.framesToCut = 40
+        let scene = SyntheticScene(noise: 6, square: SyntheticScene.crossing(30..<200))
+        let (detector, episodes) = try Self.run(scene, frames: 240, settings: settings)
+        #expect(episodes.starts == [32])
+        #expect(episodes.ends == [32 + 40 - 1])
+        #expect(episodes.observations.filter(\.cut).count == 1 && episodes.observations[71].cut)
+        #expect(!episodes.observations[72...].contains { $0.isActive })
+        #expect(detector.summary.episodes == 1 && detector.summary.episodesCut == 1)
+    }
+
     @Test func noiseAloneIsNotMotion() throws {
         let (_, episodes) = try Self.run(SyntheticScene(noise: 6), frames: 150)
         #expect(episodes.starts.isEmpty)

@@ -247,6 +247,28 @@ import Glibc
         #expect(frames.last! <= 254 + Self.rate + 10, "the clip ran on: \(frames.last!)")
     }
 
+    /// A lamp blinking once a second never leaves the picture still for --motion-end: without a
+    /// bound, one episode, and one clip, would last the whole recording. With --motion-max 3s
+    /// the episode and its clip end 3 s after the motion started, the summary counts the cut,
+    /// a warning says what to do, and no episode starts again while the lamp blinks.
+    @Test func aBlinkingLampMakesOneBoundedClip() throws {
+        let camera = try FakeCamera(knobs: [.still, .noise(amplitude: 6), .blink(period: 30, on: 15)])
+        let (r, summary) = try Self.record(camera, frames: 330, ["--motion", "--motion-max", "3s",
+                                                                  "--events", camera.file("b-{n}.mp4"),
+                                                                  "--pre-roll", "1s", "--post-roll", "1s"])
+        try #require(r.status == 0, "\(r.stderr)")
+        let motion = summary["motion"] as? [String: Any] ?? [:]
+        #expect(motion["episodes"] as? Int == 1 && motion["episodes_cut"] as? Int == 1, "\(motion)")
+        #expect(r.stderr.contains("motion went on for 3 s without a pause of 1 s") && r.stderr.contains("--motion-mask"),
+                "\(r.stderr)")
+        let clips = Self.clips(summary)
+        try #require(clips.count == 1, "\(summary["events"] ?? "no events")")
+        let frames = try Self.counters(try #require(clips[0]["file"] as? String))
+        // The lamp first goes dark at frame 15 (the scene was learnt lit): motion from about
+        // frame 17, cut 90 frames later, then a second of post-roll; not the recording's 330.
+        #expect(frames.last! >= 17 + 90 + Self.rate - 5 && frames.last! <= 17 + 90 + Self.rate + 15, "\(frames.last!)")
+    }
+
     /// No motion: noise and a slow change of light, or the square behind a mask, make no clip.
     @Test(arguments: [
         ([FakeCamera.Knob.still, .noise(amplitude: 6), .lightRamp(from: 30, to: 120, delta: 40)], [String]()),
@@ -272,6 +294,8 @@ import Glibc
         (["--motion", "--motion-mask", "1,2,3"], "--motion-mask 1,2,3"),
         (["--motion", "--motion-mask", "/nonexistent/door.pgm"], "door.pgm"),
         (["--motion", "--motion-sensitivity", "2"], "0 (least) to 1 (most)"),
+        (["--motion-max", "1m"], "add --motion"),
+        (["--motion", "--motion-max", "500ms"], "give 1 s or more"),
     ])
     func badEventOptionsAreRefused(arguments: [String], expected: String) throws {
         try Tools.expectRefused(arguments, saying: expected)

@@ -71,6 +71,9 @@ public final class FakeCamera: Sendable {
         /// The light changes: the scene's luma (not the frame code's) shifts linearly by up to
         /// `delta` from frame `from` to frame `to`, and stays shifted; `from == to` is a step.
         case lightRamp(from: Int, to: Int, delta: Int)
+        /// A lamp blinks: a white square in the upper right quarter, lit in the first `on`
+        /// frames of every `period`.
+        case blink(period: Int, on: Int)
         /// Only this many pictures are made, once each, then delivered in turn (frame codes
         /// 0…N-1 over and over): a camera whose pictures cost the process nothing.
         case pictureRing(Int)
@@ -117,6 +120,7 @@ public final class FakeCamera: Sendable {
             case .still: [("FAKE_V4L2_STILL", "1")]
             case .mover(let start, let end): [("FAKE_V4L2_MOVER", "\(start):\(end)")]
             case .lightRamp(let start, let end, let delta): [("FAKE_V4L2_LIGHT_RAMP", "\(start):\(end):\(delta)")]
+            case .blink(let period, let on): [("FAKE_V4L2_BLINK", "\(period):\(on)")]
             case .flash: [("FAKE_V4L2_FLASH", "1")]
             case .streamOnFile(let path): [("FAKE_V4L2_STREAMON_FILE", path)]
             case .timestampBackEvery(let n, let milliseconds):
