@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import NIOCore
+import VTCore
 
 extension LiveServer {
     func makeRouter() -> Router<BasicRequestContext> {

@@ -4,7 +4,6 @@ import VTCapture
 import VTCore
 import VTEncoding
 import VTEvents
-import VTLiveServer
 import VTOutput
 
 /// The `--json-summary` document. `schema` changes only when a field changes meaning or goes

@@ -1,4 +1,6 @@
-/// `--http`: who watched and what the server refused (the summary's `http`).
+/// `--http`: who watched and what the server refused (the summary's `http`). Here rather than
+/// beside the server so that the recorder, which writes the summary, need not depend on the
+/// server's module and wait for SwiftNIO and Hummingbird to be built before it.
 public struct HTTPReport: Codable, Sendable, Equatable {
     /// Where it listened, with the port it was given for port 0.
     public var address: String
