@@ -9,9 +9,9 @@ import PackageDescription
 //     │     ├─▶ VTEncoding (x264, VA-API encode) ─▶ VTVAAPI
 //     │     ├─▶ VTEvents (event clips: pre-roll, triggers, clip writer) ─▶ VTOutput
 //     │     ├─▶ VTOutput (Annex B, MP4, Matroska, MPEG-TS writers, segments, fan-out) ─▶ VTFFmpeg
-//     │     └─▶ VTAudio (ALSA, test tone, AAC/Opus/PCM) ──────────────────────▶ VTFFmpeg
-//     ├─▶ VTLiveServer (--http: the server, its live stream and the recordings it serves;
-//     │     the only module that imports Hummingbird and SwiftNIO) ─▶ VTOutput
+//     │     ├─▶ VTAudio (ALSA, test tone, AAC/Opus/PCM) ──────────────────────▶ VTFFmpeg
+//     │     └─▶ VTLiveServer (--http: the server, its live stream and the recordings it serves;
+//     │           the only module that imports Hummingbird and SwiftNIO) ─▶ VTOutput
 //     └─▶ VTDecoding (libavcodec decode, verify, thumbnails)
 //           ├─▶ VTReading (AssetReader, MP4Layout: files read back) ─▶ VTFFmpeg
 //           └─▶ VTVAAPI (VA-API devices: open, what they encode and decode)
@@ -93,7 +93,7 @@ let package = Package(
                                .product(name: "Logging", package: "swift-log")],
                 resources: [.embedInCode("Page")]),
         .target(name: "VTRecorder",
-                dependencies: ["VTCore", "VTCapture", "VTEncoding", "VTOutput", "VTEvents", "VTAudio", "CLinux"]),
+                dependencies: ["VTCore", "VTCapture", "VTEncoding", "VTOutput", "VTEvents", "VTLiveServer", "VTAudio", "CLinux"]),
         .executableTarget(name: "vtrecord",
                           dependencies: ["VTRecorder", "VTCore", "VTH264", "VTCapture",
                                          "VTEncoding", "VTVAAPI", "VTOutput", "VTEvents", "VTReading", "VTDecoding", "VTAudio", "VTLiveServer",

@@ -1,7 +1,6 @@
 import Foundation
 import Hummingbird
 import NIOCore
-import VTCore
 
 extension LiveServer {
     func makeRouter() -> Router<BasicRequestContext> {

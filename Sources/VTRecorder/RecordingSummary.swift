@@ -4,6 +4,7 @@ import VTCapture
 import VTCore
 import VTEncoding
 import VTEvents
+import VTLiveServer
 import VTOutput
 
 /// The `--json-summary` document. `schema` changes only when a field changes meaning or goes

@@ -184,10 +184,6 @@ import Glibc
         #expect((output["queue_peak_bytes"] as? Int ?? Int.max) <= limit, "\(output)")
         #expect((output["packets_dropped"] as? Int ?? 0) > 0 && (output["gops_dropped"] as? Int ?? 0) > 0, "\(output)")
         #expect(summary["outputs_kept_up"] as? Bool == false)
-        // What cut the stream short was the recording's end, and the output says so.
-        if let error = output["error"] as? String {
-            #expect(!error.contains("took no data") && error.contains("the recording ended"), "\(output)")
-        }
         // The process grew by no more than the queue's bound (and some room for the allocator).
         #expect(peakGrowth < limit / 1024 + 16_000, "grew by \(peakGrowth) kB while the receiver read nothing")
         #expect(!parts.isEmpty, "\(Self.describe(parts))")

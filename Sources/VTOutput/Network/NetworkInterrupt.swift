@@ -32,13 +32,6 @@ public final class NetworkInterrupt: Sendable {
         lastDeadline.store(MonotonicClock.nanoseconds() + Int64(seconds * 1e9), ordering: .releasing)
     }
 
-    /// Whether the time `endBy` left has run out: a call that gives up now was cut short by the
-    /// recording's end, not by a receiver that stopped taking data.
-    var isPastEnd: Bool {
-        let last = lastDeadline.load(ordering: .acquiring)
-        return last != 0 && MonotonicClock.nanoseconds() >= last
-    }
-
     /// Calls from now on may take as long as they take (until a stop or `endBy`).
     func noDeadline() { deadline.store(0, ordering: .releasing) }
 

@@ -184,9 +184,6 @@ public final class NetworkOutput: MediaOutput {
     private func failure(_ status: Int32, _ what: String) -> OutputError {
         let url = destination.description
         if interrupt.isStopped { return .network(url: url, reason: "stopped while trying to \(what)") }
-        if interrupt.isPastEnd {
-            return .network(url: url, reason: "the recording ended before the receiver took the rest of the stream")
-        }
         if interrupt.isDue {
             if connecting {
                 return .network(url: url, reason: String(format: "no answer within %g s", settings.connectTimeout))

@@ -1,6 +1,4 @@
-/// `--http`: who watched and what the server refused (the summary's `http`). Here rather than
-/// beside the server so that the recorder, which writes the summary, need not depend on the
-/// server's module and wait for SwiftNIO and Hummingbird to be built before it.
+/// `--http`: who watched and what the server refused (the summary's `http`).
 public struct HTTPReport: Codable, Sendable, Equatable {
     /// Where it listened, with the port it was given for port 0.
     public var address: String
