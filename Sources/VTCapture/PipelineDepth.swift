@@ -34,6 +34,13 @@ public struct PipelineDepth: Sendable, Equatable {
     /// pictures, so the backlog does not stay.
     public static let adaptiveQueue = 24
 
+    /// The queue of a camera's own frames stored as they came (`--encoder copy`): a second at
+    /// 30 fps. A copied frame is the camera's compressed bytes (a JPEG or an H.264 access unit,
+    /// kilobytes to a few hundred), not a picture of megabytes, and the writer's pace is the
+    /// disk's: four frames (133 ms) let a writer thread that waited for a core a moment too long
+    /// drop frames, and one H.264 unit dropped loses every unit up to the next IDR picture.
+    public static let copyQueue = 30
+
     public init(queue: Int = PipelineDepth.defaultQueue, holdsGridFrame: Bool = false, holdsStill: Bool = false,
                 holdsLiveStill: Bool = false) {
         precondition(queue >= 1, "the pipeline needs room for one frame between its threads")

@@ -109,7 +109,8 @@ extension VTRecord {
         // encoding to adapt); a file or the pattern only when told to.
         let fromCamera = input.input == nil && !input.testPattern
         let realTime = settings.realTime ?? (fromCamera ? (copying ? .drop : .adaptive) : .off)
-        let depth = PipelineDepth(queue: realTime == .adaptive ? PipelineDepth.adaptiveQueue : PipelineDepth.defaultQueue,
+        let depth = PipelineDepth(queue: copying ? PipelineDepth.copyQueue
+                                    : realTime == .adaptive ? PipelineDepth.adaptiveQueue : PipelineDepth.defaultQueue,
                                   holdsGridFrame: timing == .cfr,
                                   holdsStill: output.snapshot != nil || events.controlSocket != nil || http.http != nil,
                                   holdsLiveStill: http.http != nil)
