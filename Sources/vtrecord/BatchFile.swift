@@ -138,9 +138,9 @@ struct BatchFile {
             throw UsageError("\(location): \(key) = \"-\" cannot be used in a batch: give a file")
         }
         do {
-            _ = try VTRecord.parseAsRoot(resolution.arguments)
+            _ = try Record.parseAsRoot(resolution.arguments)
         } catch {
-            let message = VTRecord.message(for: error)
+            let message = Record.message(for: error)
             if let located = resolution.locating(message, commandLine: arguments) {
                 throw UsageError("\(location): \(located.description)")
             }

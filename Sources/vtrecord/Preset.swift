@@ -158,7 +158,7 @@ struct Preset: Sendable {
             problem += "."
         }
         let extra = also.sorted().map { "'\($0)'" }
-        return problem + " Keys are the recording options' long names (vtrecord --help), "
+        return problem + " Keys are the recording options' long names (vtrecord record --help), "
             + (["'description'"] + extra).joined(separator: ", ") + "."
     }
 }

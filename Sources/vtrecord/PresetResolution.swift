@@ -104,7 +104,7 @@ enum PresetValueCheck {
         let arguments = entry.arguments(catalog: catalog)
         guard !arguments.isEmpty else { return nil }
         let section = catalog.option(entry.key)?.section
-        guard let group = VTRecord.optionGroups.first(where: { $0.title == section })?.type else {
+        guard let group = Record.optionGroups.first(where: { $0.title == section })?.type else {
             return "no option group of vtrecord takes --\(entry.key)"
         }
         do {

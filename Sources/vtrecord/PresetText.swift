@@ -20,7 +20,7 @@ enum PresetText {
         let set = Set(entries.map(\.key))
         let unset = catalog.options.filter { !set.contains($0.name) }
         if !unset.isEmpty {
-            text += "\n# Not set, so vtrecord's defaults apply ('vtrecord --help' describes them):\n"
+            text += "\n# Not set, so vtrecord's defaults apply ('vtrecord record --help' describes them):\n"
             for option in unset {
                 switch option.kind {
                 case .flag: text += "# \(option.name) = false\n"

@@ -83,9 +83,9 @@ struct Presets: ParsableCommand {
             let resolution = try PresetResolution.resolve(commandLine)
             // The combination must be one the recording command accepts.
             do {
-                _ = try VTRecord.parseAsRoot(resolution.arguments)
-            } catch where VTRecord.exitCode(for: error) == .validationFailure {
-                throw resolution.locating(VTRecord.message(for: error), commandLine: commandLine) ?? error
+                _ = try Record.parseAsRoot(resolution.arguments)
+            } catch where Record.exitCode(for: error) == .validationFailure {
+                throw resolution.locating(Record.message(for: error), commandLine: commandLine) ?? error
             }
             let typed = CommandLineEntries.entries(in: flags, catalog: catalog)
             var origins: [String: String] = [:]

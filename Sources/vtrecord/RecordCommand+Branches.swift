@@ -4,7 +4,7 @@ import VTCore
 import VTOutput
 
 /// The outputs beside the recording (`-o` given more than once).
-extension VTRecord {
+extension Record {
     /// An output beside the recording, on a thread of its own (`vtrecord-out1`, …). Its
     /// notices are printed even with --quiet: an output that fails is an error of its own.
     /// With a source that is not `live`, a full queue makes the encoder wait rather than drop.

@@ -4,7 +4,7 @@ import VTCapture
 import VTCore
 import VTOutput
 
-extension VTRecord {
+extension Record {
     /// `--encoder copy` stores a camera's own Motion-JPEG or H.264 frames: it needs a camera,
     /// outputs that carry what it stores (Motion JPEG: Matroska and MP4 files; H.264: any), and
     /// nothing that needs the pictures, which it never decodes. `--prefer-copy` asks `auto` for

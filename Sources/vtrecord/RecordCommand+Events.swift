@@ -45,7 +45,7 @@ struct ControlStatus: Encodable {
     }
 }
 
-extension VTRecord {
+extension Record {
     /// `--events`: the clips, or nil without it. Clips number on from those a previous run left.
     static func eventClips(_ options: EventOptions, container: Container?, writerSettings: AssetWriter.Settings,
                            device: String, preset: String?, inbox: EventInbox, logger: Logging.Logger,
@@ -159,7 +159,7 @@ extension VTRecord {
     }
 
     struct StillTimedOut: Error, CustomStringConvertible {
-        var description: String { "no picture came within \(Int(VTRecord.snapshotWait)) s" }
+        var description: String { "no picture came within \(Int(Record.snapshotWait)) s" }
     }
 
     private static func failure(_ text: String) -> String {

@@ -11,7 +11,7 @@ import VTLiveServer
 import VTOutput
 import VTRecorder
 
-extension VTRecord {
+extension Record {
     /// What the HTTP server reads of the recording, filled in as it is set up.
     final class LiveBoard: Sendable {
         private let recording = Mutex<RecordingControl?>(nil)

@@ -5,7 +5,7 @@ import VTRecorder
 
 /// What a recording says of itself: the names it gives its source and segments, the line on
 /// stderr at the end and the JSON summary.
-extension VTRecord {
+extension Record {
     func writeSummary(_ summary: RecordingSummary, to path: String) throws {
         try writeWholeFile(path: path, bytes: Array(summary.jsonData()))
     }

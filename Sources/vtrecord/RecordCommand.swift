@@ -13,7 +13,7 @@ import VTOutput
 import VTRecorder
 
 /// Recording: the root command's own options and run.
-extension VTRecord {
+extension Record {
     func validate() throws {
         if output.recording == "-" && output.jsonSummary == "-" {
             throw ValidationError("-o - and --json-summary - both want standard output: write the summary to a file")
@@ -160,7 +160,7 @@ extension VTRecord {
             container: container, overwrite: output.overwrite, frameRate: format.frameRate,
             sourceTimes: format.isLive && timing == .passthrough,
             fragmentDuration: output.fragmentDuration?.seconds ?? 1, keepFragmented: output.mp4Fragmented,
-            metadata: ContainerMetadata(encoder: "vtrecord \(Self.version)", source: inputName))
+            metadata: ContainerMetadata(encoder: "vtrecord \(VTRecord.version)", source: inputName))
         writerSettings.audio = audio?.format
         if container == .mp4 && template?.isStandardOutput == true && !output.quiet {
             logger.notice("standard output cannot be finalized: the MP4 stays fragmented")

@@ -53,9 +53,9 @@ struct RecordingOptionCatalog: Sendable {
     static let shared: RecordingOptionCatalog = {
         var dump = ""
         do {
-            _ = try VTRecord.parseAsRoot(["--experimental-dump-help"])
+            _ = try Record.parseAsRoot(["--experimental-dump-help"])
         } catch {
-            dump = VTRecord.fullMessage(for: error)
+            dump = Record.fullMessage(for: error)
         }
         // The dump is produced by the parser from the command's declarations, in the schema
         // its ArgumentParserToolInfo module versions (that module is not a product of the

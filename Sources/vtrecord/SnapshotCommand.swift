@@ -104,7 +104,7 @@ struct Snapshot: ParsableCommand {
                             onSecond: { stop.abortProcess(exitStatus: ExitStatus.aborted.rawValue) })
         let template: OutputTemplate
         do { template = try OutputTemplate(output) } catch { throw UsageError("-o \(output): \(error.description)") }
-        let device = VTRecord.deviceName(camera: camera.path, input: nil)
+        let device = Record.deviceName(camera: camera.path, input: nil)
         if !template.isStandardOutput && !overwrite {
             // Refused before the camera is opened, when the name is already known to be taken.
             let path = template.expand(.init(date: Date(), device: device, segment: 1))

@@ -16,7 +16,7 @@ struct VTRecord: ParsableCommand {
         commandName: "vtrecord",
         abstract: "Record a camera, a Y4M stream or a test pattern to an H.264 file.",
         usage: """
-            vtrecord [--device <path> | --input <path> | --test-pattern] [--preset <name>…] [<options>] [-o <path>]
+            vtrecord [record] [--device <path> | --input <path> | --test-pattern] [--preset <name>…] [<options>] [-o <path>]
               vtrecord devices [--json]
               vtrecord formats [--device <path>] [--json]
               vtrecord controls [--device <path>] [--json]
@@ -49,8 +49,91 @@ struct VTRecord: ParsableCommand {
               130  aborted by a second signal
             """,
         version: version,
-        subcommands: [Devices.self, Formats.self, Controls.self, Encoders.self, Inspect.self, Remux.self, Verify.self, Thumbnail.self, Snapshot.self, Presets.self, Batch.self]
+        subcommands: [Record.self, Devices.self, Formats.self, Controls.self, Encoders.self, Inspect.self, Remux.self, Verify.self, Thumbnail.self, Snapshot.self, Presets.self, Batch.self],
+        defaultSubcommand: Record.self
     )
+
+    /// Whether a command line starts with a subcommand rather than recording options.
+    static func isSubcommand(_ first: String?) -> Bool {
+        guard let first else { return false }
+        return configuration.subcommands.contains { $0._commandName == first } || first == "help"
+    }
+
+    /// `vtrecord --help`: the commands, then the options of the recording, which `vtrecord`
+    /// alone runs (`vtrecord record --help` shows those alone).
+    static func overview() -> String {
+        let commands = helpMessage()
+        let recording = helpMessage(for: Record.self)
+        guard let usage = recording.range(of: "USAGE:"),
+              let options = recording.range(of: "\n\n", range: usage.upperBound..<recording.endIndex) else { return commands }
+        return commands + "\n\nRECORDING (vtrecord [record] …):\n\n" + recording[options.upperBound...]
+    }
+
+    /// A command line of the parser's own flags alone (`--help`, `--version`,
+    /// `--experimental-dump-help`…), which the root answers itself.
+    static func isOnlyRootFlags(_ arguments: [String]) -> Bool {
+        !arguments.isEmpty && arguments.allSatisfy { ["--help", "-h", "--version", "--experimental-dump-help"].contains($0) }
+    }
+
+    /// Parses, runs, and maps every failure to the documented exit codes: argument errors (which
+    /// swift-argument-parser would end with 64) become 2.
+    static func main() {
+        StopSignals.ignoreWriteSignals()
+        LoggingSystem.bootstrap { _ in DiagnosticsLogHandler(level: .info) }
+        let arguments = EncoderSettings.RealTimeMode.expandingBareFlag(Array(CommandLine.arguments.dropFirst()))
+        do {
+            if arguments.count >= 3, arguments[0] == "presets", arguments[1] == "show", !arguments[2].hasPrefix("-"),
+               !arguments.contains("--help"), !arguments.contains("-h") {
+                try Presets.Show.run(name: arguments[2], flags: Array(arguments[3...]))
+                Glibc.exit(0)
+            }
+            if arguments == ["--help"] || arguments == ["-h"] {
+                print(overview())
+                Glibc.exit(0)
+            }
+            var command: any ParsableCommand
+            if isSubcommand(arguments.first) && arguments.first != Record._commandName || isOnlyRootFlags(arguments) {
+                command = try parseAsRoot(arguments)
+            } else {
+                // Recording, named or not: the presets become arguments before the typed ones.
+                let named = arguments.first == Record._commandName
+                let typed = named ? Array(arguments.dropFirst()) : arguments
+                let resolution = try PresetResolution.resolve(typed)
+                do {
+                    command = try parseAsRoot((named ? [Record._commandName] : []) + resolution.arguments)
+                } catch where exitCode(for: error) == .validationFailure {
+                    throw resolution.locating(message(for: error), commandLine: typed) ?? error
+                }
+            }
+            try command.run()
+        } catch let error as any ReportableError {
+            writeToStandardError("vtrecord: error: \(error.description)")
+            Glibc.exit(error.exitStatus.rawValue)
+        } catch let error as ExitCode {
+            Glibc.exit(error.rawValue == ExitCode.validationFailure.rawValue ? ExitStatus.usage.rawValue : error.rawValue)
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success {
+                print(fullMessage(for: error))
+                Glibc.exit(0)
+            }
+            let text = message(for: error)
+            writeToStandardError("vtrecord: error: \(text)")
+            let other = arguments.first.flatMap { isSubcommand($0) && $0 != Record._commandName ? $0 : nil }
+            writeToStandardError(other.map { "See 'vtrecord help \($0)' for its options." }
+                                 ?? "See 'vtrecord record --help' for the recording options.")
+            Glibc.exit(code == .validationFailure ? ExitStatus.usage.rawValue : code.rawValue)
+        }
+    }
+}
+
+/// `vtrecord record`, the default command: `vtrecord --device /dev/video0 -o x.mp4` is
+/// `vtrecord record --device /dev/video0 -o x.mp4`. Its run is in RecordCommand.swift.
+struct Record: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "record",
+        abstract: "Record a camera, a Y4M stream or a test pattern: the recording options ('vtrecord record --help').",
+        usage: "vtrecord [record] [--device <path> | --input <path> | --test-pattern] [--preset <name>…] [<options>] [-o <path>]")
 
     @Option(name: .customLong("preset"), help: ArgumentHelp("Take settings from a preset: a name ('vtrecord presets list') or a TOML file. Repeatable: later presets replace earlier ones key by key, and options on the command line replace both.", valueName: "name|path"))
     var presets: [String] = []
@@ -71,64 +154,4 @@ struct VTRecord: ParsableCommand {
         ("Keeping files", RetentionOptions.self),
     ]
 
-    /// Whether a command line starts with a subcommand rather than recording options.
-    static func isSubcommand(_ first: String?) -> Bool {
-        guard let first else { return false }
-        return configuration.subcommands.contains { $0._commandName == first } || first == "help"
-    }
-
-    /// Parses, runs, and maps every failure to the documented exit codes: argument errors (which
-    /// swift-argument-parser would end with 64) become 2.
-    static func main() {
-        StopSignals.ignoreWriteSignals()
-        LoggingSystem.bootstrap { _ in DiagnosticsLogHandler(level: .info) }
-        do {
-            let arguments = EncoderSettings.RealTimeMode.expandingBareFlag(Array(CommandLine.arguments.dropFirst()))
-            if arguments.count >= 3, arguments[0] == "presets", arguments[1] == "show", !arguments[2].hasPrefix("-"),
-               !arguments.contains("--help"), !arguments.contains("-h") {
-                try Presets.Show.run(name: arguments[2], flags: Array(arguments[3...]))
-                Glibc.exit(0)
-            }
-            var command: any ParsableCommand
-            if arguments.first == "remux" {
-                // Parsed on its own: its -o, --timestamps, --fps… are the root command's names
-                // too, and swift-argument-parser would hand them to the root.
-                command = try Remux.parseAsRoot(Array(arguments.dropFirst()))
-            } else if arguments.first == "thumbnail" {
-                // The same: its -o, --size and --va-device are the root command's names too.
-                command = try Thumbnail.parseAsRoot(Array(arguments.dropFirst()))
-            } else if arguments.first == "verify" {
-                // The same: its --va-device is the root command's name too.
-                command = try Verify.parseAsRoot(Array(arguments.dropFirst()))
-            } else if arguments.first == "snapshot" {
-                // The same: its --device, --size, -o… are the root command's names too.
-                command = try Snapshot.parseAsRoot(Array(arguments.dropFirst()))
-            } else if isSubcommand(arguments.first) {
-                command = try parseAsRoot(arguments)
-            } else {
-                let resolution = try PresetResolution.resolve(arguments)
-                do {
-                    command = try parseAsRoot(resolution.arguments)
-                } catch where exitCode(for: error) == .validationFailure {
-                    throw resolution.locating(message(for: error), commandLine: arguments) ?? error
-                }
-            }
-            try command.run()
-        } catch let error as any ReportableError {
-            writeToStandardError("vtrecord: error: \(error.description)")
-            Glibc.exit(error.exitStatus.rawValue)
-        } catch let error as ExitCode {
-            Glibc.exit(error.rawValue == ExitCode.validationFailure.rawValue ? ExitStatus.usage.rawValue : error.rawValue)
-        } catch {
-            let code = exitCode(for: error)
-            if code == .success {
-                print(fullMessage(for: error))
-                Glibc.exit(0)
-            }
-            let text = message(for: error)
-            writeToStandardError("vtrecord: error: \(text)")
-            writeToStandardError("See 'vtrecord --help' for the options.")
-            Glibc.exit(code == .validationFailure ? ExitStatus.usage.rawValue : code.rawValue)
-        }
-    }
 }

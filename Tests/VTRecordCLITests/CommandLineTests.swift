@@ -12,6 +12,30 @@ import Testing
         }
     }
 
+    /// Recording is the `record` command and the default one: named or not, the same options
+    /// record the same file, and `record --help` lists the recording options without the
+    /// other commands.
+    @Test func recordIsTheDefaultCommand() throws {
+        let help = try Tools.vtrecord(["record", "--help"])
+        #expect(help.status == 0, "\(help.stderr)")
+        #expect(help.stdoutText.contains("--test-pattern") && help.stdoutText.contains("--keyint"))
+        #expect(!help.stdoutText.contains("SUBCOMMANDS") && !help.stdoutText.contains("vtrecord inspect"), "\(help.stdoutText)")
+        let dir = try TemporaryDirectory()
+        let arguments = ["--test-pattern", "--size", "64x64", "--frames", "3", "--quiet"]
+        let plain = try Tools.vtrecord(arguments + ["-o", "plain.h264"], cwd: dir.url)
+        let named = try Tools.vtrecord(["record"] + arguments + ["-o", "named.h264", "--preset", "low-latency"], cwd: dir.url)
+        #expect(plain.status == 0 && named.status == 0, "\(plain.stderr) \(named.stderr)")
+        for name in ["plain.h264", "named.h264"] {
+            let probe = try Tools.ffprobe(dir.url.appendingPathComponent(name).path,
+                                          ["-count_frames", "-show_entries", "stream=nb_read_frames"])
+            let frames = (probe["streams"] as? [[String: Any]])?.first?["nb_read_frames"] as? String
+            #expect(frames == "3", "\(name): \(probe)")
+        }
+        // A command's mistake points to that command's help.
+        let bad = try Tools.vtrecord(["remux", "--no-such-option"])
+        #expect(bad.status == 2 && bad.stderr.contains("vtrecord help remux"), "\(bad.stderr)")
+    }
+
     @Test func versionPrintsOneLine() throws {
         let r = try Tools.vtrecord(["--version"])
         #expect(r.status == 0)

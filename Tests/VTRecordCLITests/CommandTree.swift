@@ -5,7 +5,7 @@ import Foundation
 /// documentation checks see exactly what the parser accepts.
 struct CommandTree {
     struct Command {
-        /// The words after `vtrecord`: `[]` for the recording command, `["devices"]`,
+        /// The words after `vtrecord`: `[]` for the recording command (also `["record"]`), `["devices"]`,
         /// `["presets", "list"]`.
         var path: [String]
         /// Every name an option or flag answers to, spelled as typed: `--output`, `-o`.
@@ -51,6 +51,14 @@ struct CommandTree {
             }
         }
         walk(info.command, path: [])
+        // The default subcommand (`record`) is what `vtrecord` alone runs: its options are the
+        // root's too, documented once, under the root (the man page's OPTIONS).
+        if let name = info.command.defaultSubcommand,
+           let index = commands.firstIndex(where: { $0.path == [name] }) {
+            commands[0].options.formUnion(commands[index].options)
+            commands[0].documentedOptions.formUnion(commands[index].documentedOptions)
+            commands[index].documentedOptions = []
+        }
         self.commands = commands
     }
 
@@ -68,6 +76,7 @@ struct CommandTree {
 private struct ToolInfo: Decodable {
     struct Command: Decodable {
         var commandName: String
+        var defaultSubcommand: String?
         var arguments: [Argument]?
         var subcommands: [Command]?
     }

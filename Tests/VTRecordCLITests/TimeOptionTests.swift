@@ -51,7 +51,8 @@ import Testing
             }
             for sub in command["subcommands"] as? [[String: Any]] ?? [] {
                 guard let name = sub["commandName"] as? String, name != "help" else { continue }
-                walk(sub, path: path + [name])
+                // The default subcommand (`record`) is run without its name, as users do.
+                walk(sub, path: name == command["defaultSubcommand"] as? String ? path : path + [name])
             }
         }
         walk(root, path: [])
