@@ -130,7 +130,7 @@ let package = Package(
                                    .product(name: "NIOCore", package: "swift-nio"),
                                    .product(name: "NIOPosix", package: "swift-nio"),
                                    .product(name: "NIOHTTP1", package: "swift-nio")]),
-        .testTarget(name: "VTRecorderTests", dependencies: ["VTRecorder", "VTCapture", "VTCore", "VTEncoding", "VTOutput", "VTTestSupport"]),
+        .testTarget(name: "VTRecorderTests", dependencies: ["VTRecorder", "VTCapture", "VTCore", "VTEncoding", "VTOutput", "VTEvents", "VTTestSupport"]),
         // Runs the built binary; depends on it so `swift test` builds it first.
         .testTarget(name: "VTRecordCLITests",
                     dependencies: ["vtrecord", "VTH264", "VTCapture", "VTCore", "VTDecoding", "VTOutput", "VTReading",

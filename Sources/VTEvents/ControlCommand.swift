@@ -1,25 +1,27 @@
 import VTCore
 
-/// One line on the control socket (and, later, what an HTTP request asks): the commands every
-/// way in shares.
+/// One line on the control socket: what can be asked of a running recording, which signals
+/// and HTTP ask too (`RecordingCommands` carries each out).
 ///
 ///     event [LABEL [DURATION]]   an event now: a moment (as SIGUSR1), or lasting DURATION
 ///                                (10s, 1m), or `open` until event-end; LABEL '-' for none
 ///     event-end                  ends the events begun with `open`
 ///     snapshot PATH              a JPEG of the next picture, written whole to PATH
 ///     status                     the recording's figures and the events so far
+///     stop                       finishes the recording, as SIGTERM does
 public enum ControlCommand: Sendable, Equatable {
     case event(label: String?, duration: Double?)
     case eventEnd
     case snapshot(path: String)
     case status
+    case stop
 
     /// Why a line is not a command, as the answer says it.
     public struct ParseError: Error, Equatable, CustomStringConvertible {
         public let description: String
     }
 
-    public static let usage = "commands: event [LABEL [DURATION|open]], event-end, snapshot PATH, status"
+    public static let usage = "commands: event [LABEL [DURATION|open]], event-end, snapshot PATH, status, stop"
 
     public static func parse(_ line: String) throws(ParseError) -> ControlCommand {
         let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
@@ -46,9 +48,9 @@ public enum ControlCommand: Sendable, Equatable {
                 .trimmingCharacters(in: .whitespaces)
             guard !path.isEmpty, path != "-" else { throw ParseError(description: "snapshot takes the path of a file to write") }
             return .snapshot(path: path)
-        case "event-end", "status":
+        case "event-end", "status", "stop":
             guard words.count == 1 else { throw ParseError(description: "\(name) takes nothing more") }
-            return name == "status" ? .status : .eventEnd
+            return name == "status" ? .status : name == "stop" ? .stop : .eventEnd
         default:
             throw ParseError(description: "unknown command \(name): \(usage)")
         }

@@ -12,45 +12,25 @@ import VTOutput
 import VTRecorder
 
 extension Record {
-    /// What the HTTP server reads of the recording, filled in as it is set up.
-    final class LiveBoard: Sendable {
-        private let recording = Mutex<RecordingControl?>(nil)
-        private let summarize = Mutex<(@Sendable () -> RecordingSummary)?>(nil)
-        func attach(_ control: RecordingControl) { recording.withLock { $0 = control } }
-        func attach(summary: @escaping @Sendable () -> RecordingSummary) { summarize.withLock { $0 = summary } }
-        /// The recording's figures so far; nil before it has started. The capture counters are
-        /// read now (the rest is at most half a second old): a browser that measures its delay
-        /// against the camera's frame count needs the count of this moment.
-        var result: RecordingResult? {
-            guard let control = recording.withLock({ $0 }), var result = control.liveResult else { return nil }
-            if result.stopReason == .recording {
-                result.statistics.framesCaptured = control.framesCaptured
-                result.statistics.droppedQueue = control.droppedAtQueue
-            }
-            return result
-        }
-        var summary: RecordingSummary? { summarize.withLock { $0 }?() }
-    }
-
     /// How long an HLS part lasts, and the longest an HLS segment runs before it asks for a keyframe.
     static let hlsPartTarget = 0.2
     static let hlsSegmentTarget = 1.0
 
     /// Starts the server for `--http`; returns once it listens.
     static func startLiveServer(_ options: HTTPOptions, jpegsFromCamera: Bool, liveVideoAbsent: String?,
-                                jpegsAbsent: String?, board: LiveBoard, library: [RecordingLibrary.Source],
-                                event: @escaping @Sendable (String?, Double?) -> String?,
-                                stop: @escaping @Sendable () -> Void,
-                                snapshot: (@Sendable () async throws -> [UInt8])?) throws -> LiveServer {
+                                jpegsAbsent: String?, commands: RecordingCommands,
+                                library: [RecordingLibrary.Source]) throws -> LiveServer {
         guard let address = try options.address else { preconditionFailure("--http was checked") }
         let passwords = try options.httpAuth.map { path throws(PasswordFile.Problem) in try PasswordFile(path: path) }
         var settings = LiveServer.Settings(address: address, passwords: passwords)
         settings.liveVideoAbsent = liveVideoAbsent
         settings.jpegsAbsent = jpegsAbsent
         let hooks = LiveServer.Hooks(
-            status: { (board.summary.flatMap { try? Array($0.jsonData()) }) ?? Array(#"{"stop_reason":"starting"}"#.utf8) },
-            metrics: { board.summary.map(metrics) ?? [] },
-            event: event, stop: stop, snapshot: snapshot)
+            status: { (commands.status().flatMap { try? Array($0.jsonData()) }) ?? Array(#"{"stop_reason":"starting"}"#.utf8) },
+            metrics: { commands.status().map(metrics) ?? [] },
+            event: httpEvent(commands),
+            stop: { commands.stop(by: "POST /stop") },
+            snapshot: { try await commands.still() })
         let server = LiveServer(settings: settings, stream: LiveStream(partTarget: hlsPartTarget),
                                 jpegs: JPEGFeed(fromCamera: jpegsFromCamera),
                                 library: RecordingLibrary(sources: library,
@@ -60,6 +40,18 @@ extension Record {
         // Hummingbird's own log is silenced (LiveServer.start); vtrecord says what matters itself.
         try server.start(logger: Logger(label: "vtrecord.http"))
         return server
+    }
+
+    /// `POST /events`; without a duration it asks for a moment, as SIGUSR1 does.
+    static func httpEvent(_ commands: RecordingCommands) -> @Sendable (String?, Double?) -> String? {
+        { label, duration in
+            do throws(RecordingCommands.Refusal) {
+                try commands.event(label: label, duration: duration ?? 0, from: .http)
+                return nil
+            } catch {
+                return error.description
+            }
+        }
     }
 
     /// `--live-size`, `--live-bitrate`: the live view's own low-latency x264 encode.
@@ -94,44 +86,6 @@ extension Record {
                       let shown = size.map { Pictures.scaled(picture, width: $0.width, height: $0.height) } ?? picture
                       return try Pictures.still(shown, fullRange: fullRange, quality: 80)
                   }, warn: warn)
-    }
-
-    /// An HTTP `POST /events` request, checked as the control socket's `event` is.
-    static func httpEvent(inbox: EventInbox, hasEvents: Bool) -> @Sendable (String?, Double?) -> String? {
-        { label, duration in
-            guard hasEvents else { return "there is no --events to keep a clip in" }
-            if let label, !EventRequest.isValidLabel(label) {
-                return "label \(label): letters, digits, '.', '_' and '-' only, at most 64"
-            }
-            if let duration, !(duration >= 0 && duration <= 86_400) {
-                return "duration \(duration): give seconds from 0 to 86400"
-            }
-            inbox.add(EventRequest(source: .http, kind: .begin(label: label, duration: duration ?? 0)))
-            return nil
-        }
-    }
-
-    /// `/snapshot.jpg`: a JPEG of the next picture, through the still thread.
-    static func httpSnapshot(_ stills: StillTaker, fullRange: Bool) -> @Sendable () async throws -> [UInt8] {
-        {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
-                let jpeg = Mutex<[UInt8]>([])
-                // The answer resumes the continuation once: the still's, or the time-out's.
-                let answered = Atomic<Bool>(false)
-                stills.request({ still in
-                    let bytes = try stillJPEG(still, fullRange: fullRange)
-                    jpeg.withLock { $0 = bytes }
-                }, answer: { error in
-                    guard !answered.exchange(true, ordering: .acquiringAndReleasing) else { return }
-                    if let error { continuation.resume(throwing: error) } else { continuation.resume(returning: jpeg.withLock { $0 }) }
-                })
-                // A recording that ends before its next picture answers nothing: give up in time.
-                DispatchQueue.global().asyncAfter(deadline: .now() + snapshotWait) {
-                    guard !answered.exchange(true, ordering: .acquiringAndReleasing) else { return }
-                    continuation.resume(throwing: StillTimedOut())
-                }
-            }
-        }
     }
 
     /// A still for `/recordings`' cards: the first picture, 320 pixels wide.

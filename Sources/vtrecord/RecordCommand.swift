@@ -71,25 +71,26 @@ extension Record {
         // that stopped reading cannot hold the end.
         let recordingInterrupt = NetworkInterrupt()
         let inbox = EventInbox()
-        StopSignals.start(
-            onFirst: { [quiet = output.quiet] name in
-                if !quiet { logger.notice("\(name): finishing the recording (send it again to abort)") }
+        // What signals, the control socket and HTTP ask of the recording, one path for all.
+        let commands = RecordingCommands(
+            events: events.events == nil ? nil : inbox, stop: stop, overwrite: output.overwrite,
+            stopping: { [quiet = output.quiet] who in
+                // A signal sent again aborts.
+                if !quiet { logger.notice("\(who): finishing the recording\(who.hasPrefix("SIG") ? " (send it again to abort)" : "")") }
                 recordingInterrupt.endBy(Self.publishedEndingTime)
-                stop.stopCleanly()
-            },
+            })
+        StopSignals.start(
+            onFirst: { name in commands.stop(by: name) },
             onSecond: { stop.abortProcess(exitStatus: ExitStatus.aborted.rawValue) },
-            onEvent: { [hasEvents = events.events != nil] in
-                if hasEvents {
-                    inbox.add(EventRequest(source: .signal, kind: .begin(label: nil, duration: 0)))
-                } else {
-                    logger.warning("SIGUSR1 asks for an event clip, and there is no --events: nothing to do")
+            onEvent: {
+                do throws(RecordingCommands.Refusal) {
+                    try commands.event(label: nil, duration: 0, from: .signal)
+                } catch {
+                    logger.warning("SIGUSR1 asks for an event clip: \(error), so there is nothing to do")
                 }
             })
-        let board = ControlBoard()
         let controlSocket = try events.controlSocket.map { path in
-            try ControlSocket(path: path) { [hasEvents = events.events != nil] line in
-                Self.answer(line, inbox: inbox, hasEvents: hasEvents, board: board)
-            }
+            try ControlSocket(path: path) { line in commands.answer(line) }
         }
         defer { controlSocket?.close() }
         let clipContainer = try events.container()
@@ -174,10 +175,11 @@ extension Record {
                                 logger: logger)
         } ?? (events.controlSocket != nil || http.http != nil ? StillTaker(requestsOnly: { text in logger.warning("\(text)") }) : nil)
         if let stills {
-            board.attach(snapshot: Self.snapshotOnRequest(stills, fullRange: format.fullRange == true,
-                                                          overwrite: output.overwrite))
+            commands.attach(stills: .taker(stills, jpeg: { [fullRange = format.fullRange == true] still in
+                try Self.stillJPEG(still, fullRange: fullRange)
+            }))
         } else if copiesH264 {
-            board.attach(snapshot: { _ in NoStillOfH264() })
+            commands.attach(stills: .none(why: Self.noStillOfH264))
         }
         let motion = try events.motionSettings(rate: format.frameRate).map { settings throws(MotionError) in
             (detector: try MotionDetector(settings: settings, width: format.width, height: format.height),
@@ -186,16 +188,13 @@ extension Record {
         let presetNames = presets.isEmpty ? nil : presets.map(PresetLibrary.name(of:)).joined(separator: "+")
         let clips = try Self.eventClips(events, container: clipContainer, writerSettings: writerSettings, device: deviceName,
                                         preset: presetNames, inbox: inbox, logger: logger, quiet: output.quiet)
-        board.attach(events: clips?.liveReport)
         let rules = retention.rules(recording: template, clips: clips?.settings.template, device: deviceName,
                                     preset: presetNames)
         let janitor = retention.isEmpty || rules.isEmpty ? nil
             : RetentionJanitor(rules: rules, keepFree: retention.keepFree?.target,
                                say: { [quiet = output.quiet] text in if !quiet { logger.notice("\(text)") } })
-        board.attach(retention: janitor)
         // --http: the server starts listening now (a port in use stops the run before anything
         // is written); what it reads of the recording is attached as the recording is made.
-        let liveBoard = LiveBoard()
         let library = try Self.librarySources(recording: template, clips: clips?.settings.template, device: deviceName,
                                           preset: presetNames)
         // Copied frames: an MJPEG camera's JPEGs are the live view, and there is no H.264 to
@@ -209,15 +208,7 @@ extension Record {
                                      jpegsAbsent: copied == .h264
                                         ? "this recording keeps the camera's H.264 as it comes, with no picture to "
                                           + "make a JPEG of: watch /live.mp4" : nil,
-                                     board: liveBoard,
-                                     library: library,
-                                     event: Self.httpEvent(inbox: inbox, hasEvents: events.events != nil),
-                                     stop: { [quiet = output.quiet] in
-                                         if !quiet { logger.notice("POST /stop: finishing the recording") }
-                                         recordingInterrupt.endBy(Self.publishedEndingTime)
-                                         stop.stopCleanly()
-                                     },
-                                     snapshot: stills.map { Self.httpSnapshot($0, fullRange: format.fullRange == true) })
+                                     commands: commands, library: library)
         }
         defer { liveServer?.stop() }
         if let liveServer, !output.quiet, let address = try http.address {
@@ -319,15 +310,8 @@ extension Record {
                 return OutputFanOut(recording: recording, branches: branches, beside: beside)
             })
         stop.attach(recorder)
-        board.attach(recorder.control)
-        liveBoard.attach(recorder.control)
-        if liveServer != nil {
-            liveBoard.attach(summary: { [liveEvents = clips?.liveReport] in
-                let result = liveBoard.result ?? RecordingResult(statistics: RecordingStatistics(), stopReason: .recording,
-                                                                 encoder: "none", settings: nil, error: nil)
-                return summarize(result, liveEvents?())
-            })
-        }
+        commands.attach(recorder.control)
+        commands.attach(summary: { [liveEvents = clips?.liveReport] result in summarize(result, liveEvents?()) })
 
         // Before the first file: what earlier runs left is brought within bounds first.
         janitor?.start()

@@ -83,13 +83,14 @@ struct ControlCommandTests {
         ("event gate open", .event(label: "gate", duration: nil)),
         ("  event-end ", .eventEnd),
         ("status", .status),
+        ("stop", .stop),
         ("snapshot /tmp/a still.jpg", .snapshot(path: "/tmp/a still.jpg")),
     ])
     func linesThatAreCommands(line: String, command: ControlCommand) throws {
         #expect(try ControlCommand.parse(line) == command)
     }
 
-    @Test(arguments: ["", "events", "event a b c", "snapshot", "snapshot -", "event ../x", "event door soon", "status now", "event .hidden",
+    @Test(arguments: ["", "events", "event a b c", "snapshot", "snapshot -", "event ../x", "event door soon", "status now", "stop now", "event .hidden",
                       "event door -5s"])
     func linesThatAreNot(line: String) {
         #expect(throws: ControlCommand.ParseError.self) { try ControlCommand.parse(line) }

@@ -330,6 +330,43 @@ import Glibc
         #expect(summary["keyframes"] as? Int == 3)
     }
 
+    /// Signals, the control socket and HTTP ask through one path: without --events, SIGUSR1 and
+    /// the socket's `event` are refused in the same words, and the socket's `stop` finishes the
+    /// recording as SIGTERM does, with a file that plays to its last frame.
+    @Test func theSocketAndSignalsAskThroughOnePath() throws {
+        let camera = try FakeCamera()
+        let socketPath = camera.file("ctl")
+        let output = camera.file("all.mp4")
+        let child = try ChildProcess([Tools.vtrecord,
+                                      "--device", camera.path, "--format", "nv12", "--size", "640x480",
+                                      "--speed", "ultrafast", "--duration", "60s", "-o", output,
+                                      "--control-socket", socketPath, "--json-summary", camera.file("summary.json")],
+                                     environment: try camera.environment())
+        var client: ControlClient?
+        let deadline = Date().addingTimeInterval(10)
+        while client == nil && Date() < deadline {
+            client = try? ControlClient(path: socketPath)
+            if client == nil { usleep(50_000) }
+        }
+        let control = try #require(client, "no control socket at \(socketPath)")
+        while try #require(try control.status()["frames_captured"] as? Int) < 10 { usleep(50_000) }
+        let refused = try control.ask("event door")
+        let why = try #require(refused["error"] as? String, "\(refused)")
+        #expect(refused["ok"] as? Bool == false && why.contains("--events"), "\(refused)")
+        child.send(SIGUSR1)
+        #expect(child.waitForStandardError(containing: "SIGUSR1 asks for an event clip: \(why)"), "\(child.standardErrorSoFar)")
+        #expect(try control.ask("stop")["ok"] as? Bool == true)
+        let r = child.wait()
+        try #require(r.status == 0, "\(r.standardError)")
+        #expect(r.standardError.contains("the control socket's stop: finishing the recording"), "\(r.standardError)")
+        let summary = try #require(try JSONSerialization.jsonObject(
+            with: Data(contentsOf: URL(fileURLWithPath: camera.file("summary.json")))) as? [String: Any])
+        #expect(summary["stop_reason"] as? String == "signal", "\(summary)")
+        let frames = try #require(summary["frames_encoded"] as? Int)
+        #expect(frames >= 10 && frames < 1800, "\(frames)")
+        #expect(try Self.counters(output).count == frames)
+    }
+
     @Test func aControlSocketPathThatIsNotASocketIsRefused() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("ctl")
