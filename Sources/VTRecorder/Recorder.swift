@@ -89,21 +89,45 @@ public final class Recorder {
         var captureTime: Int64?
     }
 
+    /// How a recording runs, beside its source, encoder and output.
+    public struct Configuration {
+        public var realTime: EncoderSettings.RealTimeMode
+        public var limits: RecordingLimits
+        /// Places frame n at n ÷ rate instead of at the source's time: a file whose header
+        /// rate is overridden (`--fps` with `--input`).
+        public var retiming: FrameRate?
+        /// Places frames on a constant-rate grid of this rate (`--timing cfr`).
+        public var timing: FrameRate?
+        /// Logs each encoded frame's time.
+        public var timestamps: TimestampLog?
+        /// Sizes the queue; the source's pools are sized from the same value.
+        public var depth = PipelineDepth()
+        public var progress: ProgressReporter?
+        /// Offered every frame after it was encoded.
+        public var stills: StillTaker?
+        public var audio: AudioRecorder?
+        public var motion: (detector: MotionDetector, inbox: EventInbox?)?
+        /// Publishes the figures so far to `control.liveResult` twice a second.
+        public var liveResults = false
+        public var liveJPEGs: LiveJPEGs?
+        public var liveEncoding: LiveEncoding?
+        /// Says what changes as it records (not with --quiet).
+        public var notice: (String) -> Void = { _ in }
+        /// Says what went wrong but does not stop it (always).
+        public var warn: (String) -> Void = { _ in }
+
+        public init(realTime: EncoderSettings.RealTimeMode = .off, limits: RecordingLimits = RecordingLimits()) {
+            self.realTime = realTime
+            self.limits = limits
+        }
+    }
+
     /// The session is created and prepared before the output, so settings the encoder refuses
     /// never leave an empty output file behind.
-    /// `retiming` places frame n at n ÷ rate instead of at the source's time: a file whose
-    /// header rate is overridden (`--fps` with `--input`). `timing` places frames on a
-    /// constant-rate grid (`--timing cfr`). `timestamps` logs each encoded frame's time.
-    /// `depth` sizes the queue; the source's pools are sized from the same value. `stills`
-    /// is offered every frame after it was encoded. `notice` says what changes as it records
-    /// (not with --quiet); `warn` what went wrong but does not stop it (always).
-    public init(source: any CaptureSource, realTime: EncoderSettings.RealTimeMode, limits: RecordingLimits,
-                retiming: FrameRate? = nil, timing: FrameRate? = nil, timestamps: TimestampLog? = nil,
-                depth: PipelineDepth = PipelineDepth(), progress: ProgressReporter? = nil, stills: StillTaker? = nil,
-                audio: AudioRecorder? = nil, motion: (detector: MotionDetector, inbox: EventInbox?)? = nil,
-                liveResults: Bool = false, liveJPEGs: LiveJPEGs? = nil, liveEncoding: LiveEncoding? = nil,
-                notice: @escaping (String) -> Void = { _ in }, warn: @escaping (String) -> Void = { _ in },
+    public init(source: any CaptureSource, configuration: Configuration,
                 makeSession: @escaping SessionFactory, makeOutput: @escaping OutputFactory) {
+        let (realTime, retiming, timing, depth, stills) = (configuration.realTime, configuration.retiming,
+                                                           configuration.timing, configuration.depth, configuration.stills)
         precondition(timing == nil || depth.holdsGridFrame, "a constant-rate grid holds a frame the depth must count")
         precondition(stills == nil || depth.holdsStill, "a still taker holds a frame the depth must count")
         let control = RecordingControl(source: source, depth: depth)
@@ -111,27 +135,28 @@ public final class Recorder {
         self.source = source
         self.makeOutput = makeOutput
         self.realTime = realTime
-        self.limits = limits
+        self.limits = configuration.limits
         self.retiming = retiming
         self.timing = timing
-        self.timestamps = timestamps
+        self.timestamps = configuration.timestamps
         self.makeSession = makeSession
-        liveResultInterval = liveResults ? 500_000_000 : nil
+        liveResultInterval = configuration.liveResults ? 500_000_000 : nil
         let frameDuration = (retiming ?? source.format.frameRate).frameDuration
-        sound = audio.map { SoundInterleaver($0, frameDuration: frameDuration) }
+        sound = configuration.audio.map { SoundInterleaver($0, frameDuration: frameDuration) }
+        let (notice, warn) = (configuration.notice, configuration.warn)
         var speed: SpeedControlStage?
         if realTime == .adaptive {
             speed = SpeedControlStage(control: control, frameInterval: frameDuration.seconds, notice: notice)
         }
-        let status = progress.map { reporter in
+        let status = configuration.progress.map { reporter in
             ProgressStage(reporter) { [unowned self] in progressCounters(speed: speed?.current) }
         }
-        precondition(liveJPEGs == nil || depth.holdsLiveStill, "a live still taker holds a frame the depth must count")
-        let live = liveJPEGs.map { LiveJPEGStage($0) }
-        let liveEncode = liveEncoding.map { LiveEncodeStage($0) }
+        precondition(configuration.liveJPEGs == nil || depth.holdsLiveStill, "a live still taker holds a frame the depth must count")
+        let live = configuration.liveJPEGs.map { LiveJPEGStage($0) }
+        let liveEncode = configuration.liveEncoding.map { LiveEncodeStage($0) }
         // Motion first, then the live JPEGs, which take a frame only to make a JPEG of it: a
         // still taker takes every frame it is offered (letting go of those it does not want).
-        let optional: [(any RecordingStage)?] = [motion.map { MotionStage(detector: $0.detector, inbox: $0.inbox,
+        let optional: [(any RecordingStage)?] = [configuration.motion.map { MotionStage(detector: $0.detector, inbox: $0.inbox,
                                                                              framesPerSecond: 1 / frameDuration.seconds, warn: warn) },
                                                  liveEncode, live, stills, speed, status]
         stages = optional.compactMap { $0 }

@@ -241,27 +241,28 @@ extension Record {
             : ProgressReporter.forTerminal(frameRate: format.frameRate, notes: { janitor?.statusNote.map { [$0] } ?? [] })
         // What the recording could not do as asked, unless --quiet.
         let notice: @Sendable (String) -> Void = { [quiet = output.quiet] text in if !quiet { logger.notice("\(text)") } }
+        var configuration = Recorder.Configuration(
+            realTime: realTime, limits: RecordingLimits(frames: output.frames, duration: output.duration?.seconds))
+        configuration.retiming = input.input != nil ? input.fps?.rate : nil
+        configuration.timing = format.isLive && timing == .cfr ? format.frameRate : nil
+        configuration.timestamps = timestampLog
+        configuration.depth = depth
+        configuration.progress = progress
+        configuration.stills = stills
+        configuration.audio = audio
+        configuration.motion = motion
+        configuration.liveResults = liveServer != nil
+        configuration.liveJPEGs = copied == .h264 ? nil : liveServer.map { server in
+            Self.liveJPEGs(server.jpegs, options: http, fullRange: format.fullRange == true,
+                           warn: { text in logger.warning("\(text)") })
+        }
+        configuration.liveEncoding = http.hasLiveEncode ? liveFeed.map { feed in
+            Self.liveEncoding(http, output: feed, format: format, warn: { text in logger.warning("\(text)") })
+        } : nil
+        configuration.notice = notice
+        configuration.warn = { text in logger.warning("\(text)") }
         let recorder = Recorder(
-            source: source, realTime: realTime,
-            limits: RecordingLimits(frames: output.frames, duration: output.duration?.seconds),
-            retiming: input.input != nil ? input.fps?.rate : nil,
-            timing: format.isLive && timing == .cfr ? format.frameRate : nil,
-            timestamps: timestampLog,
-            depth: depth,
-            progress: progress,
-            stills: stills,
-            audio: audio,
-            motion: motion,
-            liveResults: liveServer != nil,
-            liveJPEGs: copied == .h264 ? nil : liveServer.map { server in
-                Self.liveJPEGs(server.jpegs, options: http, fullRange: format.fullRange == true,
-                               warn: { text in logger.warning("\(text)") })
-            },
-            liveEncoding: http.hasLiveEncode ? liveFeed.map { feed in
-                Self.liveEncoding(http, output: feed, format: format, warn: { text in logger.warning("\(text)") })
-            } : nil,
-            notice: notice,
-            warn: { text in logger.warning("\(text)") },
+            source: source, configuration: configuration,
             makeSession: { handler in
                 try selection.makeSession(width: format.width, height: format.height, pixelFormat: format.pixelFormat,
                                           settings: settings, copying: camera?.negotiation.format == .h264 ? .h264 : .mjpeg,

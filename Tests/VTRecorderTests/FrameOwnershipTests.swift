@@ -83,9 +83,11 @@ import VTTestSupport
             let stills = StillTaker(interval: 1 / 30, take: { _ in
                 if c.failure == .still { throw OutputError.cannotOpen(path: "still.jpg", errno: EACCES) }
             }, warn: { _ in })
-            let recorder = Recorder(source: source, realTime: .off,
-                                    limits: RecordingLimits(frames: Self.frames),
-                                    timing: c.grid ? Self.rate : nil, depth: depth, stills: stills,
+            var configuration = Recorder.Configuration(realTime: .off, limits: RecordingLimits(frames: Self.frames))
+            configuration.timing = c.grid ? Self.rate : nil
+            configuration.depth = depth
+            configuration.stills = stills
+            let recorder = Recorder(source: source, configuration: configuration,
                                     makeSession: { output in handler = output; return session },
                                     makeOutput: { FailingOutput(failAt: c.failure == .output ? 8 : nil) })
             let result = recorder.run()

@@ -49,8 +49,8 @@ import VTTestSupport
             settings.speed = "ultrafast"
             settings.bFrames = 2
             let output = FailingOutput()
-            let recorder = Recorder(source: JitteredCamera(frames: frames, jitter: 4_000), realTime: .off,
-                                    limits: RecordingLimits(),
+            let recorder = Recorder(source: JitteredCamera(frames: frames, jitter: 4_000),
+                                    configuration: Recorder.Configuration(realTime: .off),
                                     makeSession: { handler in
                                         try X264Session(width: 64, height: 64, pixelFormat: .i420, settings: settings,
                                                         output: handler)

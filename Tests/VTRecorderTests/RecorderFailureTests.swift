@@ -38,8 +38,10 @@ import VTTestSupport
             let session = StubSession(output: { try handler?($0) }, delay: 2) { index in
                 if c.failure == .encoder && index == 6 { throw EncoderError.encodeFailed(encoder: "stub", frame: index) }
             }
-            let recorder = Recorder(source: source, realTime: .off, limits: RecordingLimits(),
-                                    timing: c.grid ? rate : nil, depth: PipelineDepth(holdsGridFrame: c.grid),
+            var configuration = Recorder.Configuration(realTime: .off)
+            configuration.timing = c.grid ? rate : nil
+            configuration.depth = PipelineDepth(holdsGridFrame: c.grid)
+            let recorder = Recorder(source: source, configuration: configuration,
                                     makeSession: { output in handler = output; return session },
                                     makeOutput: {
                                         if c.failure == .outputOpen { throw OutputError.cannotOpen(path: "/nowhere/x.h264", errno: ENOENT) }

@@ -51,8 +51,9 @@ import VTTestSupport
                 camera.encoderBusy.signal()
                 box.control?.queue.waitForBlockedProducer()
             })
-            let recorder = Recorder(source: camera, realTime: .drop, limits: RecordingLimits(),
-                                    depth: PipelineDepth(queue: 1),
+            var configuration = Recorder.Configuration(realTime: .drop)
+            configuration.depth = PipelineDepth(queue: 1)
+            let recorder = Recorder(source: camera, configuration: configuration,
                                     makeSession: { _ in session },
                                     makeOutput: { try AnnexBWriter(path: "/dev/null", overwrite: true) })
             box.control = recorder.control
