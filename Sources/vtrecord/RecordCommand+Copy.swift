@@ -79,25 +79,4 @@ extension Record {
         }
         return nil
     }
-
-    /// Whether this recording stores the camera's frames as they come: `--encoder copy`, or
-    /// `auto` with `--prefer-copy` when nothing stands in the way and the camera offers MJPEG
-    /// (H.264 with `--format h264`); otherwise `auto` encodes, and says why.
-    func copiesFrames(logger: Logger) -> Bool {
-        if encoder.encoder == .copy { return true }
-        guard encoder.preferCopy, encoder.encoder == .auto else { return false }
-        if let obstacle = copyObstacle() {
-            if !output.quiet { logger.notice("--prefer-copy: encoding instead, as \(obstacle)") }
-            return false
-        }
-        let wanted: CameraPixelFormat = input.format == .h264 ? .h264 : .mjpeg
-        guard let offers = try? CameraDiscovery.formats(path: input.camera.path),
-              offers.contains(where: { $0.pixelFormat == wanted }) else {
-            if !output.quiet {
-                logger.notice("--prefer-copy: encoding instead, as \(input.camera.path) does not offer \(wanted.rawValue)")
-            }
-            return false
-        }
-        return true
-    }
 }

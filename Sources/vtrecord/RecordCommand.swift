@@ -14,55 +14,20 @@ import VTRecorder
 
 /// Recording: the root command's own options and run.
 extension Record {
-    func validate() throws {
-        if output.recording == "-" && output.jsonSummary == "-" {
-            throw ValidationError("-o - and --json-summary - both want standard output: write the summary to a file")
-        }
-        if input.namedSources.count > 1 {
-            throw ValidationError("\(input.namedSources.joined(separator: " and ")) are different sources: give one")
-        }
-        if input.input != nil && input.size != nil {
-            throw ValidationError("--size applies to a camera or the test pattern; a Y4M input has its own size")
-        }
-        if !input.controls.isEmpty && (input.input != nil || input.testPattern) {
-            throw ValidationError("--control applies to a camera, not to \(input.input != nil ? "--input" : "--test-pattern")")
-        }
-        if !(V4L2Source.minimumBufferCount...32).contains(input.buffers) {
-            throw ValidationError("--buffers must be \(V4L2Source.minimumBufferCount) to 32: the driver needs two buffers "
-                                  + "to fill while vtrecord reads a third")
-        }
-        if encoder.vaDevice != nil && encoder.encoder == .x264 {
-            throw ValidationError("--va-device applies to --encoder vaapi or auto, not x264")
-        }
-        if let frames = output.frames, frames < 1 {
-            throw ValidationError("--frames must be at least 1")
-        }
-        try output.validateOutput()
-        try events.validateEvents(recording: output.recording)
-        try retention.validateRetention(recording: output.recording, events: events.events, eventsAlone: eventsAlone)
-        try http.validateHTTP()
-        if eventsAlone, output.segmentPolicy != nil || output.maxFiles != nil {
-            throw ValidationError("\(output.segmentOptions.isEmpty ? "--max-files" : output.segmentOptions) applies to -o, "
-                                  + "and --events without -o keeps only the clips: add -o for a continuous recording")
-        }
-        try sound.validateSound()
-        try validateCopy()
-        do throws(UsageError) {
-            var settings = encoder.settings()
-            settings.frameRate = input.fps?.rate ?? settings.frameRate
-            try settings.validate()
-            try X264Session.validateNames(settings)
-        } catch {
-            throw ValidationError(error.message)
-        }
-    }
-
     /// `--events` without `-o`: only the clips are kept.
     var eventsAlone: Bool { events.events != nil && output.recording == nil }
 
     func run() throws {
         StopSignals.blockStopSignals()
         let logger = Logging.Logger(label: "vtrecord")
+        var plan = try plan()
+        if case .ifCameraOffers(let wanted) = plan.copy {
+            let offers = try? CameraDiscovery.formats(path: input.camera.path)
+            plan = plan.settlingCopy(offered: offers?.contains { $0.pixelFormat == wanted } == true, camera: input.camera.path)
+        }
+        if !output.quiet {
+            for notice in plan.notices { logger.notice("\(notice)") }
+        }
         // Listening from the start: a camera can take its time to open, and a signal meanwhile
         // must not wait for it (nor two signals merge into one while nobody takes them).
         let stop = StopRequest()
@@ -93,28 +58,9 @@ extension Record {
             try ControlSocket(path: path) { line in commands.answer(line) }
         }
         defer { controlSocket?.close() }
-        let clipContainer = try events.container()
-        let container = eventsAlone ? clipContainer! : try output.chosenContainer()
-        let branchSpecs = try output.branches()
-        let destination = try output.recordingDestination()
-        let clipSpec = try eventsAlone ? nil : events.events.map { text throws(UsageError) in try OutputSpec(parsing: text) }
-        let streamsWithSound = (destination.map { [OutputSpec(destination: $0)] } ?? []) + branchSpecs
-            + (clipSpec.map { [$0] } ?? [])
-        let soundCodec = try sound.audio.map { _ throws(UsageError) in try sound.codec(for: container, alsoFor: streamsWithSound) }
-        let copying = copiesFrames(logger: logger)
-        // A camera's H.264 cannot repeat an access unit into an empty slot: every frame once.
-        let timing = copying && input.format == .h264 ? .passthrough : input.timing(for: container)
-        // The frames the pipeline can hold, which the source's buffer pools are sized for.
-        var settings = encoder.settings()
-        // A camera adapts unless told otherwise (or its frames are copied, which takes no
-        // encoding to adapt); a file or the pattern only when told to.
-        let fromCamera = input.input == nil && !input.testPattern
-        let realTime = settings.realTime ?? (fromCamera ? (copying ? .drop : .adaptive) : .off)
-        let depth = PipelineDepth(queue: copying ? PipelineDepth.copyQueue
-                                    : realTime == .adaptive ? PipelineDepth.adaptiveQueue : PipelineDepth.defaultQueue,
-                                  holdsGridFrame: timing == .cfr,
-                                  holdsStill: output.snapshot != nil || events.controlSocket != nil || http.http != nil,
-                                  holdsLiveStill: http.http != nil)
+        let (container, clipContainer, branchSpecs, destination) = (plan.container, plan.clipContainer, plan.branches, plan.destination)
+        let (copying, timing, realTime, depth) = (plan.copying, plan.timing, plan.realTime, plan.depth)
+        var settings = plan.settings
         let source: any CaptureSource
         do {
             source = try openSource(depth: depth, live: realTime.isLive, copying: copying,
@@ -143,15 +89,13 @@ extension Record {
             for notice in selection.notices { logger.notice("\(notice)") }
         }
 
-        let template = try destination == nil && !eventsAlone ? output.template() : nil
+        let (template, segments, deviceName, presetNames) = (plan.template, plan.segments, plan.deviceName, plan.presetNames)
         let inputName = input.input ?? camera?.path ?? "test-pattern"
-        let segments = output.segmentPolicy
-        let deviceName = Self.deviceName(camera: camera?.path, input: input.input)
 
         let timestampLog = try input.timestamps.map { path throws(OutputError) in
             try TimestampLog(path: path, overwrite: output.overwrite)
         }
-        let audio = try soundCodec.map { codec in
+        let audio = try plan.soundCodec.map { codec in
             try AudioRecorder(source: sound.openSource(frameRate: format.frameRate, logger: logger), codec: codec,
                               bitRate: sound.audioBitrate.map { Int($0.value) },
                               offsetMilliseconds: sound.audioOffset?.milliseconds ?? 0,
@@ -185,7 +129,6 @@ extension Record {
             (detector: try MotionDetector(settings: settings, width: format.width, height: format.height),
              inbox: events.events == nil ? nil : inbox as EventInbox?)
         }
-        let presetNames = presets.isEmpty ? nil : presets.map(PresetLibrary.name(of:)).joined(separator: "+")
         let clips = try Self.eventClips(events, container: clipContainer, writerSettings: writerSettings, device: deviceName,
                                         preset: presetNames, inbox: inbox, logger: logger, quiet: output.quiet)
         let rules = retention.rules(recording: template, clips: clips?.settings.template, device: deviceName,
@@ -242,7 +185,7 @@ extension Record {
         // What the recording could not do as asked, unless --quiet.
         let notice: @Sendable (String) -> Void = { [quiet = output.quiet] text in if !quiet { logger.notice("\(text)") } }
         var configuration = Recorder.Configuration(
-            realTime: realTime, limits: RecordingLimits(frames: output.frames, duration: output.duration?.seconds))
+            realTime: realTime, limits: plan.limits)
         configuration.retiming = input.input != nil ? input.fps?.rate : nil
         configuration.timing = format.isLive && timing == .cfr ? format.frameRate : nil
         configuration.timestamps = timestampLog
