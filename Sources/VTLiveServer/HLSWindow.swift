@@ -64,6 +64,14 @@ struct HLSWindow {
 
     var isEmpty: Bool { segments.first { !$0.parts.isEmpty } == nil }
 
+    /// Complete segments a player needs to start: three, so that it can begin three target
+    /// durations from the live end (RFC 8216 6.3.3). Chromium's own player refuses a live
+    /// playlist with fewer as unparseable (DEMUXER_ERROR_COULD_NOT_PARSE) and does not retry.
+    static let segmentsToStart = 3
+
+    /// Whether a player can start on the playlist as it is.
+    var isStartable: Bool { segments.count { $0.complete } >= Self.segmentsToStart }
+
     /// The sequence number of the segment being made (the next one once the last is complete).
     var currentSequence: Int {
         guard let last = segments.last else { return 0 }

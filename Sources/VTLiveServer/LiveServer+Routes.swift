@@ -131,8 +131,13 @@ extension LiveServer {
         })
     }
 
-    /// The HLS playlist, at once or, with `_HLS_msn` (and `_HLS_part`), once that segment or
-    /// part exists (a blocking playlist reload), at most three target durations later.
+    /// The longest a player opening the HLS stream waits for the segments it starts on: three
+    /// of the default 2 s keyframe interval's, and the one being made.
+    static let hlsStartWait: Duration = .seconds(10)
+
+    /// The HLS playlist once a player can start on it or, with `_HLS_msn` (and `_HLS_part`),
+    /// once that segment or part exists (a blocking playlist reload), at most three target
+    /// durations later.
     static func playlist(_ stream: LiveStream, request: Request) async -> Response {
         stream.notePlaylistRequest()
         let query = request.uri.queryParameters
@@ -147,10 +152,13 @@ extension LiveServer {
             guard await stream.waitFor(sequence: msn, part: part, timeout: .seconds(6)) else {
                 return failure(.serviceUnavailable, "the stream did not reach that part in time")
             }
-        } else if !stream.hlsHasSegment {
-            // A player without LL-HLS needs a whole segment to start with: the first one ends at
-            // the keyframe this request asks for (at most a second away), or at the recording's own.
-            _ = await stream.waitFor(sequence: stream.hlsCurrentSequence, part: nil, timeout: .seconds(6))
+        } else {
+            // A player opening the stream needs segments to start on (three, RFC 8216 6.3.3):
+            // the first answer waits for them, as a blocking reload waits for its part, or for
+            // the stream's end, at most `hlsStartWait`.
+            let deadline = ContinuousClock.now + hlsStartWait
+            while !stream.hlsIsStartable, ContinuousClock.now < deadline,
+                  await stream.waitFor(sequence: stream.hlsCurrentSequence, part: nil, timeout: deadline - ContinuousClock.now) {}
         }
         guard let text = stream.hlsPlaylist(prefix: "live/") else {
             return failure(.serviceUnavailable, "the live stream has not started")

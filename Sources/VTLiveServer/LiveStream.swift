@@ -192,8 +192,8 @@ public final class LiveStream: Sendable {
     }
 
     public var hlsCurrentSequence: Int { state.withLock { $0.hls.currentSequence } }
-    /// Whether the window holds a whole segment.
-    public var hlsHasSegment: Bool { state.withLock { $0.hls.segments.contains(where: \.complete) } }
+    /// Whether a player can start on the playlist: it lists enough complete segments.
+    public var hlsIsStartable: Bool { state.withLock { $0.hls.isStartable } }
 
     /// A part: at once if it exists, after waiting for it (at most `timeout`) if it is the next
     /// one; nil if it is gone, too far ahead, or did not come in time.

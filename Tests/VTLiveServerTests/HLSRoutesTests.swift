@@ -62,6 +62,24 @@ import Testing
         }
     }
 
+    /// A player opening the stream is answered once the playlist lists the three complete
+    /// segments it starts on (Chromium's own player refuses fewer), not before.
+    @Test func theFirstPlaylistWaitsForTheSegmentsAPlayerStartsOn() async throws {
+        let server = TestServer.make()
+        server.stream.start(initSegment: ByteBuffer(string: "[ftyp][moov]"), codec: "avc1.64001f")
+        Self.publish(server.stream, segment: 0)
+        try await TestServer.test(server, .router) { client in
+            let opening = Task { try await client.execute(uri: "/live.m3u8", method: .get) }
+            for sequence in 1 ... 2 {
+                try await Task.sleep(for: .milliseconds(300))
+                Self.publish(server.stream, segment: sequence)
+            }
+            let playlist = try await opening.value.text
+            #expect(playlist.contains("live/0.m4s") && playlist.contains("live/1.m4s") && playlist.contains("live/2.m4s"),
+                    "\(playlist)")
+        }
+    }
+
     @Test func theFilesAreTheBytesPublished() async throws {
         let server = TestServer.make()
         try await TestServer.test(server, .router) { client in

@@ -326,6 +326,40 @@ extension CameraRecordingTests {
             #expect(child.wait().status == 0)
         }
 
+        /// Chromium's own HLS player given /live.m3u8 before the recording has a whole segment
+        /// (the camera holds its second frame for 3 s) plays it: the first answer waits for the
+        /// segments a player starts on, as a blocking reload waits for its part.
+        @Test func chromiumPlaysTheHLSPlaylistOpenedBeforeTheFirstSegment() throws {
+            let camera = try FakeCamera(knobs: [.pause(at: "dqbuf:1", milliseconds: 3000)])
+            let (child, port) = try Self.start(camera, ["--format", "nv12", "--size", "320x240", "--frames", "360",
+                                                        "-o", camera.file("rec.mp4")], size: "320x240")
+            defer { if child.isRunning { child.send(SIGKILL) } }
+            let script = camera.file("hls.js")
+            try """
+                const video = document.createElement("video");
+                video.muted = true;
+                video.autoplay = true;
+                document.body.appendChild(video);
+                const opened = await (await fetch("/status")).json();
+                video.src = "/live.m3u8";
+                const start = performance.now();
+                while (performance.now() - start < 12000 && !video.error && video.currentTime < 2) {
+                    await new Promise(resolve => setTimeout(resolve, 100));
+                }
+                return {time: video.currentTime, framesAtOpen: opened.frames_encoded,
+                        error: video.error ? video.error.code + ": " + video.error.message : null};
+                """.write(toFile: script, atomically: true, encoding: .utf8)
+            let r = try Tools.run("/usr/bin/python3", [Self.browser + "/cdp.py", "http://127.0.0.1:\(port)/", script,
+                                                       "--timeout", "40"])
+            child.send(SIGINT)
+            #expect(child.wait().status == 0)
+            try #require(r.status == 0, "cdp.py: \(r.stderr)")
+            let answer = Self.json(r.stdout)
+            #expect(answer["error"] is NSNull, "Chromium's player failed: \(answer)")
+            #expect((answer["time"] as? Double ?? 0) >= 2, "the picture did not play on: \(answer)")
+            #expect((answer["framesAtOpen"] as? Int ?? 99) < 30, "opened after the first segment: \(answer)")
+        }
+
         /// --live-size: the live view is an encode of its own at that size, with the fake camera's
         /// frame numbers in order, and the recording keeps its own keyframes (none asked for it).
         @Test func theLiveViewsOwnEncodeIsAtItsOwnSize() throws {
