@@ -29,12 +29,20 @@ struct Batch: ParsableCommand {
     @Flag(name: .long, help: "Print the jobs' results as JSON on standard output: an array of {job, name, status, summary}, where summary is the job's JSON summary (null when it wrote none).")
     var json = false
 
+    @Flag(name: .long, help: "Run every job with --quiet: only warnings and errors while they record, then the batch's line per job.")
+    var quiet = false
+
     func run() throws {
         // A closed terminal stops the batch like Ctrl-C: the running job must not go on alone.
         StopSignals.blockStopSignals(hangUp: true)
         let batch = try BatchFile(path: file)
         let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        let runner = try BatchRunner(executable: executable, jobs: batch.jobs)
+        let runner = try BatchRunner(executable: executable,
+                                     jobs: quiet ? batch.jobs.map { job in
+                                         var job = job
+                                         job.arguments.append("--quiet")
+                                         return job
+                                     } : batch.jobs)
         StopSignals.start(
             hangUp: true,
             onFirst: { name in

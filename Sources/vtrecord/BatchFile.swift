@@ -20,7 +20,7 @@ struct BatchFile {
         let number: Int
         let name: String
         /// The job as a vtrecord command line.
-        let arguments: [String]
+        var arguments: [String]
         /// Where its `json-summary` goes when the job names one.
         let summaryPath: String?
     }
