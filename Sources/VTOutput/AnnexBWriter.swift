@@ -49,8 +49,20 @@ public final class AnnexBWriter: SingleFileOutput {
         } catch {
             throw .invalidAccessUnit(reason: "\(error)")
         }
-        try file.append(accessUnit)
-        statistics.bytes += Int64(accessUnit.count)
+        try append(accessUnit, of: frame)
+    }
+
+    public var writesAnnexB: Bool { true }
+
+    /// The access unit as the streams beside the recording send it: converted once for all.
+    public func write(_ frame: EncodedFrame, sharing annexB: SharedAnnexB) throws(OutputError) {
+        precondition(format != nil, "a frame written before its header")
+        try append(annexB.bytes(), of: frame)
+    }
+
+    private func append(_ bytes: [UInt8], of frame: EncodedFrame) throws(OutputError) {
+        try file.append(bytes)
+        statistics.bytes += Int64(bytes.count)
         statistics.frames += 1
         if frame.isKeyFrame { statistics.keyFrames += 1 }
     }

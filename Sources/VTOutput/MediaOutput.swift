@@ -57,6 +57,15 @@ public protocol MediaOutput: AnyObject {
     /// access unit wherever the medium allows (a regular file is cut back to it).
     func write(_ frame: EncodedFrame) throws(OutputError)
 
+    /// Whether the output writes access units in Annex B form (a raw stream, MPEG-TS, a
+    /// stream it publishes), and so takes `write(_:sharing:)`'s bytes rather than converting.
+    var writesAnnexB: Bool { get }
+
+    /// `write(_:)` for an access unit whose Annex B form is shared with other outputs: one that
+    /// writes Annex B takes those bytes (made by whichever output comes first), the others
+    /// write the frame as it is.
+    func write(_ frame: EncodedFrame, sharing annexB: SharedAnnexB) throws(OutputError)
+
     /// Appends one packet of the sound track, which the output was opened with (see
     /// `AssetWriter.Settings.audio`). Packets come in their own order, interleaved with the
     /// frames roughly by time (the recorder writes the sound up to each frame's decode time);
@@ -85,6 +94,8 @@ extension MediaOutput {
     public var finalized: Bool? { nil }
     public var branchReports: [OutputBranch.Report] { [] }
     public var statusNotes: [String] { [] }
+    public var writesAnnexB: Bool { false }
+    public func write(_ frame: EncodedFrame, sharing annexB: SharedAnnexB) throws(OutputError) { try write(frame) }
 }
 
 /// An output that writes one file (or standard output): what every such writer shares, how a

@@ -107,9 +107,19 @@ public final class SegmentedOutput: MediaOutput {
     }
 
     public func write(_ frame: EncodedFrame) throws(OutputError) {
+        try write(frame) { (output) throws(OutputError) in try output.write(frame) }
+    }
+
+    public var writesAnnexB: Bool { current.writesAnnexB }
+
+    public func write(_ frame: EncodedFrame, sharing annexB: SharedAnnexB) throws(OutputError) {
+        try write(frame) { (output) throws(OutputError) in try output.write(frame, sharing: annexB) }
+    }
+
+    private func write(_ frame: EncodedFrame, to body: (any MediaOutput) throws(OutputError) -> Void) throws(OutputError) {
         try finisher.check()
         if boundaries?.switchesFile(before: frame) == true { try startNextSegment(at: frame.pts) }
-        try current.write(frame)
+        try body(current)
         boundaries?.written(segmentBytes: current.statistics.bytes)
     }
 

@@ -84,11 +84,26 @@ public final class TransportStreamWriter: SingleFileOutput {
     }
 
     public func write(_ frame: EncodedFrame) throws(OutputError) {
+        try write(frame, sharing: nil)
+    }
+
+    public var writesAnnexB: Bool { true }
+
+    /// The access unit as the streams beside the recording send it: converted once for all.
+    public func write(_ frame: EncodedFrame, sharing annexB: SharedAnnexB) throws(OutputError) {
+        try write(frame, sharing: .some(annexB))
+    }
+
+    private func write(_ frame: EncodedFrame, sharing annexB: SharedAnnexB?) throws(OutputError) {
         guard let format else { preconditionFailure("a frame written before its header") }
         if muxer == nil { try open(format, first: frame) }
         guard let muxer else { return }
         framesGiven += 1
-        try muxer.write(frame, format: format)
+        if let annexB {
+            try muxer.write(frame, annexB: annexB.bytes())
+        } else {
+            try muxer.write(frame, format: format)
+        }
         statistics.frames += 1
         if frame.isKeyFrame { statistics.keyFrames += 1 }
         statistics.bytes = file.endOffset

@@ -18,7 +18,7 @@ extension Record {
             let settings = NetworkOutput.Settings(frameRate: writerSettings.frameRate, audio: writerSettings.audio,
                                                   metadata: writerSettings.metadata)
             return OutputBranch(name: spec.name, threadName: "vtrecord-out\(index)", waitsForRoom: !live,
-                                interrupt: interrupt, say: say) {
+                                writesAnnexB: true, interrupt: interrupt, say: say) {
                 _, format, base throws(OutputError) in
                 let stream = try NetworkOutput(destination: destination, settings: settings, interrupt: interrupt)
                 try stream.connect(format: format, base: base)
@@ -30,7 +30,8 @@ extension Record {
             if settings.container == .h264 { settings.audio = nil }
             let fileSettings = settings
             return OutputBranch(name: spec.name, threadName: "vtrecord-out\(index)", segmentPolicy: spec.segmentPolicy,
-                                waitsForRoom: !live, interrupt: interrupt, say: say) { attempt, _, _ throws(OutputError) in
+                                waitsForRoom: !live, writesAnnexB: settings.container == .h264 || settings.container == .ts,
+                                interrupt: interrupt, say: say) { attempt, _, _ throws(OutputError) in
                 // A file opened again after a failure gets a name of its own: name-1.mp4, …
                 let name = attempt == 0 ? path : OutputOptions.suffixed(path, attempt)
                 let template: OutputTemplate

@@ -11,7 +11,8 @@ enum BranchPacket: Sendable {
 
     var byteCount: Int {
         switch self {
-        case .frame(let frame, _, _, _): frame.data.count
+        // A stream's queue holds the Annex B form too once an output has made it.
+        case .frame(let frame, _, _, let annexB): frame.data.count + (annexB?.byteCount ?? 0)
         case .sound(let packet): packet.data.count
         }
     }

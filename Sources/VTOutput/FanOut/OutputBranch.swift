@@ -100,6 +100,9 @@ public final class OutputBranch: Sendable {
     /// A file output split into segments: where they begin is decided on the encoder thread
     /// (`OutputFanOut`), as for the recording, so their keyframes are asked of the encoder.
     public let segmentPolicy: SegmentPolicy?
+    /// Whether its output writes Annex B (a stream, a raw or MPEG-TS file), which the fan-out
+    /// then makes once for it and every other output that does.
+    public let writesAnnexB: Bool
     /// Bytes in the segment file being written, for `segmentPolicy`'s size.
     private let segmentBytesWritten = Atomic<Int64>(0)
     let state: Mutex<State>
@@ -122,9 +125,10 @@ public final class OutputBranch: Sendable {
     /// Starts the branch's thread (`threadName`, at most 15 bytes). `interrupt` is the one its
     /// network output waits with; `say` gets its one-line notices.
     public init(name: String, threadName: String, limits: BranchQueue.Limits = .init(), segmentPolicy: SegmentPolicy? = nil,
-                waitsForRoom: Bool = false, interrupt: NetworkInterrupt, say: @escaping @Sendable (String) -> Void,
-                open: @escaping Open) {
+                waitsForRoom: Bool = false, writesAnnexB: Bool = false, interrupt: NetworkInterrupt,
+                say: @escaping @Sendable (String) -> Void, open: @escaping Open) {
         self.name = name
+        self.writesAnnexB = writesAnnexB
         self.waitsForRoom = waitsForRoom
         self.segmentPolicy = segmentPolicy
         self.open = open
@@ -283,8 +287,8 @@ public final class OutputBranch: Sendable {
                         try output.writeHeader(format)
                         given = format
                     }
-                    if let stream = output as? NetworkOutput, let annexB {
-                        try stream.write(frame, annexB: annexB.bytes())
+                    if let annexB {
+                        try output.write(frame, sharing: annexB)
                     } else {
                         try output.write(frame)
                     }

@@ -66,13 +66,20 @@ public final class OutputFanOut: MediaOutput {
     }
 
     public func write(_ frame: EncodedFrame) throws(OutputError) {
-        try recording.write(frame)
+        // Made only when an output writes Annex B, and then once for all of them.
+        let annexB = format.flatMap { format in
+            recording.writesAnnexB || branches.contains(where: \.writesAnnexB) ? SharedAnnexB(frame, format: format) : nil
+        }
+        if let annexB, recording.writesAnnexB {
+            try recording.write(frame, sharing: annexB)
+        } else {
+            try recording.write(frame)
+        }
         for output in beside { try? output.write(frame) }
         guard let format else { return }
-        let annexB = SharedAnnexB(frame, format: format)
         for (index, branch) in branches.enumerated() {
             let startsSegment = segmenters[index]?.switchesFile(before: frame) ?? false
-            branch.offer(.frame(frame, format, startsSegment: startsSegment, annexB: annexB))
+            branch.offer(.frame(frame, format, startsSegment: startsSegment, annexB: branch.writesAnnexB ? annexB : nil))
             segmenters[index]?.written(segmentBytes: branch.segmentBytes)
         }
     }

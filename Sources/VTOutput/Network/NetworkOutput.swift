@@ -119,9 +119,11 @@ public final class NetworkOutput: MediaOutput {
         try send(frame) { (muxer, format) throws(OutputError) in try muxer.write(frame, format: format) }
     }
 
-    /// `write` for an access unit already in Annex B form, made once for every stream.
-    func write(_ frame: EncodedFrame, annexB: [UInt8]) throws(OutputError) {
-        try send(frame) { (muxer, _) throws(OutputError) in try muxer.write(frame, annexB: annexB) }
+    public var writesAnnexB: Bool { true }
+
+    /// `write` for an access unit whose Annex B form is made once for every output.
+    public func write(_ frame: EncodedFrame, sharing annexB: SharedAnnexB) throws(OutputError) {
+        try send(frame) { (muxer, _) throws(OutputError) in try muxer.write(frame, annexB: annexB.bytes()) }
     }
 
     private func send(_ frame: EncodedFrame,
