@@ -47,7 +47,7 @@ TEST_PACKAGES := ffmpeg x264 v4l-utils vainfo mandoc man-db bc mediainfo gstream
 # TEST_PACKAGES: the tests use them too.
 BENCH_PACKAGES := gstreamer1.0-plugins-ugly valgrind python3-matplotlib ustreamer
 
-.PHONY: all deps test-deps bench-deps build run test test-long test-sanitize fuzz bench install uninstall clean
+.PHONY: all deps test-deps bench-deps build run test test-long test-sanitize fuzz bench soak install uninstall clean
 
 all: build
 
@@ -192,6 +192,12 @@ fuzz: deps
 bench: build test-deps bench-deps
 	$(SWIFT) build -c release --product vtrecord-bench
 	/usr/bin/python3 bench/run.py
+
+# An hour of recording with everything on (segments, SRT, event clips on motion, HTTP viewers),
+# then the slope of its resident memory after a warm-up (goal: under 1 MiB an hour); not part
+# of make test. bench/soak.py names its knobs (SOAK_SECONDS, SOAK_WARMUP, SOAK_SIZE…).
+soak: build test-deps
+	/usr/bin/python3 bench/soak.py
 
 # Where make install puts things. The completion and unit directories are the ones
 # bash-completion, zsh, fish and systemd look in under /usr/local and /usr.

@@ -4,8 +4,8 @@ import VTOutput
 
 /// `--events`: clips of what happened around each event, with the moments before it. The
 /// encoder's packets pass through here on the encoder thread: they are held for the pre-roll
-/// (`PreRollBuffer`), and while a clip is open they go to it too, through the clip writer's
-/// thread (`ClipWriter`), so nothing here waits for a disk.
+/// (`PreRollBuffer`), and while a clip is open they go to it too, through the clip thread
+/// (`ClipThread`), so nothing here waits for a disk.
 ///
 /// A clip starts with the newest keyframe at or before the event's time less the pre-roll and
 /// ends before the first keyframe at or after the event's end plus the post-roll; that
@@ -73,7 +73,7 @@ public final class EventClips: MediaOutput {
     private let hook: ClipHook?
     private let inbox: EventInbox
     private var held: PreRollBuffer
-    private let writer: ClipWriter
+    private let clipThread: ClipThread
     private var clip: Clip?
     /// The clip that ended and still takes its sound, up to this sample.
     private var closing: (index: Int, until: Int64)?
@@ -94,8 +94,8 @@ public final class EventClips: MediaOutput {
     private let now: @Sendable () -> Date
     private var ended = false
 
-    /// `open` makes each clip's file (on the writer's thread); `say` gets one-line notices;
-    /// `closed` is told of each clip finished whole, on the writer's thread.
+    /// `open` makes each clip's file (on the clip thread); `say` gets one-line notices;
+    /// `closed` is told of each clip finished whole, on the clip thread.
     public init(settings: Settings, inbox: EventInbox, now: @escaping @Sendable () -> Date = Date.init,
                 open: @escaping @Sendable (_ path: String) throws(OutputError) -> any MediaOutput,
                 say: @escaping @Sendable (String) -> Void,
@@ -107,23 +107,23 @@ public final class EventClips: MediaOutput {
         let hook = settings.onEvent.map { ClipHook(command: $0, say: say) }
         self.hook = hook
         // A clip may fall behind by a whole pre-roll and as much again before it is cut.
-        writer = ClipWriter(backlogLimit: 2 * settings.heldBytesLimit + 16_000_000, open: open, say: say,
+        clipThread = ClipThread(backlogLimit: 2 * settings.heldBytesLimit + 16_000_000, open: open, say: say,
                             closed: { clip in
                                 closed(clip)
                                 hook?.run(for: clip)
                             })
-        writer.withReport { $0.heldBytesLimit = settings.heldBytesLimit }
+        clipThread.withReport { $0.heldBytesLimit = settings.heldBytesLimit }
     }
 
-    deinit { if !ended { writer.abandon() } }
+    deinit { if !ended { clipThread.abandon() } }
 
     /// What the clips are and did so far.
     public var report: EventReport { liveReport() }
 
     /// The report, for any thread (the control socket's `status`).
     public var liveReport: @Sendable () -> EventReport {
-        { [writer, hook] in
-            var report = writer.withReport { $0 }
+        { [clipThread, hook] in
+            var report = clipThread.withReport { $0 }
             if let figures = hook?.figures {
                 report.hooksRun = figures.run
                 report.hooksFailed = figures.failed
@@ -132,11 +132,11 @@ public final class EventClips: MediaOutput {
         }
     }
 
-    public var paths: [String] { writer.withReport { $0.clips.map(\.file) } }
+    public var paths: [String] { clipThread.withReport { $0.clips.map(\.file) } }
 
     /// "events: recording clip-3.mp4, 3 kept, held 4.2 MB" or "events: waiting, held 4.2 MB".
     public var statusNotes: [String] {
-        let (count, current) = writer.withReport { report in
+        let (count, current) = clipThread.withReport { report in
             (report.clips.count, report.clips.last.flatMap { $0.state == .recording ? $0.file : nil })
         }
         let what = current.map { "recording \(URL(fileURLWithPath: $0).lastPathComponent)" } ?? "waiting"
@@ -173,7 +173,7 @@ public final class EventClips: MediaOutput {
         // A clip going on takes the picture; one opened now takes everything held, this included.
         if clip != nil { route(frame, format, at: position) }
         takeRequests()
-        writer.withReport { report in
+        clipThread.withReport { report in
             report.heldBytes = held.bytes
             report.heldBytesPeak = held.peakBytes
             report.gopsDroppedForBytes = held.gopsDroppedForBytes
@@ -199,7 +199,7 @@ public final class EventClips: MediaOutput {
                 return
             }
         }
-        writer.send(.packet(clip: clip!.index, .frame(frame, format)))
+        clipThread.send(.packet(clip: clip!.index, .frame(frame, format)))
     }
 
     /// Hands sound to the clip that ended while the sound before its end is still coming, then
@@ -207,32 +207,32 @@ public final class EventClips: MediaOutput {
     private func route(_ packet: EncodedAudioPacket) {
         if let closing {
             if packet.pts < closing.until {
-                writer.send(.packet(clip: closing.index, .sound(packet)))
+                clipThread.send(.packet(clip: closing.index, .sound(packet)))
                 return
             }
-            writer.send(.close(clip: closing.index))
+            clipThread.send(.close(clip: closing.index))
             self.closing = nil
         }
         if let clip, packet.pts >= samples(clip.start) {
-            writer.send(.packet(clip: clip.index, .sound(packet)))
+            clipThread.send(.packet(clip: clip.index, .sound(packet)))
         }
     }
 
     public func finish(keepEmpty: Bool) throws(OutputError) {
         guard !ended else { return }
         ended = true
-        if let closing { writer.send(.close(clip: closing.index)) }
+        if let closing { clipThread.send(.close(clip: closing.index)) }
         if let clip {
-            writer.send(.close(clip: clip.index))
-            writer.withReport { $0.clips[clip.index].end = held.newest.map { $0.seconds } }
+            clipThread.send(.close(clip: clip.index))
+            clipThread.withReport { $0.clips[clip.index].end = held.newest.map { $0.seconds } }
         }
-        writer.finish()
+        clipThread.finish()
     }
 
     public func abandon() {
         guard !ended else { return }
         ended = true
-        writer.abandon()
+        clipThread.abandon()
     }
 
     // MARK: clips
@@ -241,7 +241,7 @@ public final class EventClips: MediaOutput {
     /// is held from its keyframe on, the picture just written included.
     private func takeRequests() {
         let fresh = inbox.take()
-        if !fresh.isEmpty { writer.withReport { $0.triggers += fresh.count } }
+        if !fresh.isEmpty { clipThread.withReport { $0.triggers += fresh.count } }
         let requests = waiting + fresh
         waiting = []
         for request in requests {
@@ -276,17 +276,17 @@ public final class EventClips: MediaOutput {
     /// Opens a clip that starts with the keyframe at `position` in the pre-roll.
     private func open(at position: Int, start: MediaTime, timedEnd: MediaTime?, lasting: Set<EventRequest.Source>,
                        source: EventRequest.Source, label: String?, preRoll: Double, continues: Bool) -> Clip {
-        let index = writer.withReport { $0.clips.count }
+        let index = clipThread.withReport { $0.clips.count }
         let ago = max(0, (newestSubmitted ?? start).seconds - start.seconds)
         let path = settings.template.expand(.init(date: now().addingTimeInterval(-ago), device: settings.device,
                                                   preset: settings.preset, segment: settings.firstNumber + index,
                                                   label: label ?? source.rawValue))
-        writer.withReport { report in
+        clipThread.withReport { report in
             report.clips.append(EventReport.Clip(file: path, state: .recording, trigger: source, label: label,
                                                  start: start.seconds, end: nil,
                                                  preRoll: (preRoll * 1000).rounded() / 1000, continues: continues))
         }
-        writer.send(.open(clip: index, path: path))
+        clipThread.send(.open(clip: index, path: path))
         return Clip(index: index, position: position, start: start, timedEnd: timedEnd, lasting: lasting,
                     split: settings.maxClip.map { start + seconds($0) }, source: source, label: label)
     }
@@ -310,13 +310,13 @@ public final class EventClips: MediaOutput {
     /// Ends `current` before the keyframe at `position` (presentation time `end`); with
     /// sound, it takes the sound up to that time first.
     private func close(_ current: Clip, at end: MediaTime, position: Int) {
-        writer.withReport { $0.clips[current.index].end = end.seconds }
-        if let closing { writer.send(.close(clip: closing.index)) }
+        clipThread.withReport { $0.clips[current.index].end = end.seconds }
+        if let closing { clipThread.send(.close(clip: closing.index)) }
         if settings.audioSampleRate != nil {
             closing = (current.index, samples(end))
         } else {
             closing = nil
-            writer.send(.close(clip: current.index))
+            clipThread.send(.close(clip: current.index))
         }
         clip = nil
         lastEnd = position

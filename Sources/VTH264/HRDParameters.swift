@@ -69,7 +69,7 @@ public struct HRDParameters: Sendable, Equatable {
             timeOffsetLength: Int(try reader.u(5, "time_offset_length")))
     }
 
-    func write(to writer: inout BitWriter) {
+    func write(to writer: inout BitBuilder) {
         writer.ue(codedPictureBuffers.count - 1)
         writer.u(bitRateScale, bits: 4)
         writer.u(cpbSizeScale, bits: 4)

@@ -84,7 +84,7 @@ public enum IDRPictureID {
     static func rewritten(_ rbsp: [UInt8], id: Int, sps: SequenceParameterSet,
                           pps: PictureParameterSet) throws(BitstreamError) -> [UInt8] {
         let layout = try layout(rbsp, sps: sps, pps: pps)
-        var w = BitWriter(capacity: rbsp.count + 2)
+        var w = BitBuilder(capacity: rbsp.count + 2)
         var r = BitReader(rbsp: rbsp, syntax: "IDR slice header")
         try copy(&r, to: &w, bits: layout.idBits.lowerBound)
         w.ue(id)
@@ -105,7 +105,7 @@ public enum IDRPictureID {
         return w.bytes
     }
 
-    private static func copy(_ r: inout BitReader, to w: inout BitWriter, bits: Int) throws(BitstreamError) {
+    private static func copy(_ r: inout BitReader, to w: inout BitBuilder, bits: Int) throws(BitstreamError) {
         var left = bits
         while left > 0 {
             let n = min(32, left)

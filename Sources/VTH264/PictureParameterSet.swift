@@ -101,7 +101,7 @@ public struct PictureParameterSet: Sendable, Equatable {
 
     /// pic_parameter_set_rbsp() as RBSP bytes, ending in rbsp_trailing_bits.
     public func rbsp() -> [UInt8] {
-        var writer = BitWriter()
+        var writer = BitBuilder()
         writer.ue(picParameterSetId)
         writer.ue(seqParameterSetId)
         writer.flag(entropyCoding == .cabac)

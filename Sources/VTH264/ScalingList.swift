@@ -47,7 +47,7 @@ public struct ScalingList: Sendable, Equatable {
         return ScalingList(deltaScales: deltas)
     }
 
-    func write(to writer: inout BitWriter) {
+    func write(to writer: inout BitBuilder) {
         for delta in deltaScales { writer.se(delta) }
     }
 
@@ -66,7 +66,7 @@ public struct ScalingList: Sendable, Equatable {
         return lists
     }
 
-    static func writeMatrix(_ lists: [ScalingList?], to writer: inout BitWriter) {
+    static func writeMatrix(_ lists: [ScalingList?], to writer: inout BitBuilder) {
         for list in lists {
             writer.flag(list != nil)
             list?.write(to: &writer)

@@ -79,7 +79,7 @@ extension SequenceParameterSet {
     /// Fields must hold values the syntax can code (what the parser accepts); the SPS is
     /// built by the program, so a value out of range stops it.
     public func rbsp() -> [UInt8] {
-        var writer = BitWriter()
+        var writer = BitBuilder()
         writer.u(profileIdc, bits: 8)
         writer.u(UInt32(constraintFlags), bits: 8)
         writer.u(levelIdc, bits: 8)

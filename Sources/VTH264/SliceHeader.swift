@@ -54,12 +54,12 @@ public struct SliceHeader: Sendable, Equatable {
 
     /// The NAL header byte and the header's bits, without trailing bits: the slice data
     /// continues at `bitCount`, which need not be a byte boundary.
-    public func write(sps: SequenceParameterSet, pps: PictureParameterSet) -> BitWriter {
+    public func write(sps: SequenceParameterSet, pps: PictureParameterSet) -> BitBuilder {
         guard case .type0(let log2MaxPicOrderCntLsb) = sps.pictureOrderCount else {
             preconditionFailure("slice headers are written for pic_order_cnt_type 0 only")
         }
         let isIDR = idrPicId != nil
-        var w = BitWriter(capacity: 16)
+        var w = BitBuilder(capacity: 16)
         let header = NALUnitHeader(type: isIDR ? .sliceIDR : .sliceNonIDR, refIdc: isReference ? 3 : 0)
         w.u(Int(header.byte), bits: 8)
         w.ue(firstMbInSlice)

@@ -99,7 +99,7 @@ public struct BitstreamRestriction: Sendable, Equatable {
         return restriction
     }
 
-    func write(to writer: inout BitWriter) {
+    func write(to writer: inout BitBuilder) {
         writer.flag(motionVectorsOverPicBoundaries)
         writer.ue(maxBytesPerPicDenom)
         writer.ue(maxBitsPerMbDenom)
@@ -212,7 +212,7 @@ public struct VideoUsabilityInformation: Sendable, Equatable {
         return vui
     }
 
-    func write(to writer: inout BitWriter) {
+    func write(to writer: inout BitBuilder) {
         writer.flag(aspectRatioIdc != nil)
         if let idc = aspectRatioIdc {
             writer.u(idc, bits: 8)

@@ -66,7 +66,7 @@ import VTCore
         // 8 + 4 = 12, then a delta of −12 gives a next scale of 0: 12 for the remaining 14.
         let list = ScalingList(deltaScales: [4, -12])
         #expect(list.scales(count: 16) == Array(repeating: 12, count: 16))
-        var writer = BitWriter()
+        var writer = BitBuilder()
         list.write(to: &writer)
         writer.se(-5)
         var reader = BitReader(rbsp: writer.bytes)
@@ -271,7 +271,7 @@ import VTCore
     }
 
     @Test func sliceGroupsAreUnsupported() {
-        var writer = BitWriter()
+        var writer = BitBuilder()
         writer.ue(0)
         writer.ue(0)
         writer.flag(false)

@@ -8,7 +8,7 @@ import Testing
 
     /// A slice NAL unit: header, first_mb_in_slice, slice_type, then filler bits.
     private func slice(_ type: NALUnitType, firstMb: Int, sliceType: Int) -> [UInt8] {
-        var writer = BitWriter()
+        var writer = BitBuilder()
         writer.ue(firstMb)
         writer.ue(sliceType)
         writer.u(0x5A5A, bits: 16)

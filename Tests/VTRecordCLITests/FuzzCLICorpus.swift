@@ -24,7 +24,7 @@ enum FuzzCLICorpus {
         pps.highProfileExtension = .init(transform8x8Mode: true, secondChromaQpIndexOffset: -2)
         var units = [[0x09, 0x10], sps.nalUnit(), pps.nalUnit()]
         for (type, sliceType) in [(NALUnitType.sliceIDR, 7), (.sliceNonIDR, 0), (.sliceNonIDR, 6), (.sliceNonIDR, 1)] {
-            var writer = BitWriter()
+            var writer = BitBuilder()
             writer.ue(0)
             writer.ue(sliceType)
             writer.u(0x1234, bits: 16)

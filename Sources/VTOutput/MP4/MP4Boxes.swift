@@ -78,7 +78,7 @@ struct MP4Track {
 enum MP4Boxes {
     /// Brands: ISO base media with fragments (iso6), AVC, and MP4 version 1 for older readers.
     static func fileType() -> [UInt8] {
-        var w = BoxWriter()
+        var w = BoxBuilder()
         w.box("ftyp") { w in
             w.fourCC("isom")
             w.u32(0x200)
@@ -93,7 +93,7 @@ enum MP4Boxes {
     static func movie(_ tracks: [MP4Track], metadata: ContainerMetadata, fragmented: Bool) -> [UInt8] {
         precondition(!tracks.isEmpty, "a movie has a track")
         let timescale = tracks[0].timescale
-        var w = BoxWriter(reservingCapacity: 1024 + tracks.reduce(0) { $0 + $1.samples.count * 12 })
+        var w = BoxBuilder(reservingCapacity: 1024 + tracks.reduce(0) { $0 + $1.samples.count * 12 })
         let created = metadata.creationTime.map(macTime) ?? 0
         let edits = tracks.map { MovieEdit($0, movieTimescale: timescale, fragmented: fragmented) }
         let duration = edits.map(\.trackDuration).max() ?? 0
@@ -155,7 +155,7 @@ enum MP4Boxes {
         var isIdentity: Bool { empty == 0 && mediaTime == 0 }
     }
 
-    private static func trackBox(_ w: inout BoxWriter, _ track: MP4Track, edit: MovieEdit, created: UInt64,
+    private static func trackBox(_ w: inout BoxBuilder, _ track: MP4Track, edit: MovieEdit, created: UInt64,
                                  fragmented: Bool) {
         let duration = edit.trackDuration
         let wide = created > UInt64(UInt32.max) || duration > UInt64(UInt32.max)
@@ -241,7 +241,7 @@ enum MP4Boxes {
         }
     }
 
-    private static func sampleTable(_ w: inout BoxWriter, _ track: MP4Track) {
+    private static func sampleTable(_ w: inout BoxBuilder, _ track: MP4Track) {
         w.fullBox("stsd") { w in
             w.u32(1)
             sampleEntry(&w, track.media)
@@ -300,7 +300,7 @@ enum MP4Boxes {
     }
 
     /// A `sbgp` that puts `count` samples in group 1 of the track's `roll` descriptions.
-    static func rollGroupSamples(_ w: inout BoxWriter, count: Int) {
+    static func rollGroupSamples(_ w: inout BoxBuilder, count: Int) {
         w.fullBox("sbgp") { w in
             w.fourCC("roll")
             w.u32(count > 0 ? 1 : 0)
@@ -313,7 +313,7 @@ enum MP4Boxes {
 
     /// iTunes-style metadata, which ffprobe, mediainfo and players show: the encoder (`©too`)
     /// and the source (`©cmt`).
-    private static func userData(_ w: inout BoxWriter, _ metadata: ContainerMetadata) {
+    private static func userData(_ w: inout BoxBuilder, _ metadata: ContainerMetadata) {
         w.fullBox("meta") { w in
             w.fullBox("hdlr") { w in
                 w.u32(0)
@@ -344,7 +344,7 @@ enum MP4Boxes {
 
 }
 
-private extension BoxWriter {
+private extension BoxBuilder {
     /// The table of stts and ctts: an entry count, then (count, value) for each run of equal
     /// values.
     mutating func runLengthTable(_ values: [UInt32]) {

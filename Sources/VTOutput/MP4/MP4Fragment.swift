@@ -17,7 +17,7 @@ extension MP4Boxes {
     /// A `moof` with a track fragment for each of `runs`, whose data follows in an `mdat` right
     /// after it (with an 8-byte header), each run's at its `dataOffset` in that payload.
     static func fragment(sequence: UInt32, runs: [MP4TrackRun]) -> [UInt8] {
-        var w = BoxWriter(reservingCapacity: 128 + runs.reduce(0) { $0 + 64 + $1.samples.count * 16 })
+        var w = BoxBuilder(reservingCapacity: 128 + runs.reduce(0) { $0 + 64 + $1.samples.count * 16 })
         var dataOffsetFields: [Int] = []
         w.box("moof") { w in
             w.fullBox("mfhd") { w in w.u32(sequence) }

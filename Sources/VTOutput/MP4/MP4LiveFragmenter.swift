@@ -129,7 +129,7 @@ public struct MP4LiveFragmenter: Sendable {
         let run = MP4TrackRun(trackID: 1, baseDecodeTime: UInt64(first.decode), samples: samples,
                               allSync: false, dataOffset: 0)
         var bytes = MP4Boxes.fragment(sequence: sequence, runs: [run])
-        var header = BoxWriter()
+        var header = BoxBuilder()
         header.u32(UInt32(8 + payload.count))
         header.fourCC("mdat")
         bytes.reserveCapacity(bytes.count + 8 + payload.count)

@@ -4,7 +4,7 @@ extension MP4Boxes {
     /// The one entry of a track's `stsd`: `avc1` with its `avcC` (and `pasp` for pixels that are
     /// not square) for H.264 pictures, `mp4v` naming JPEG in its `esds` for Motion JPEG (as
     /// FFmpeg writes it in an MP4, and reads it back), `mp4a` or `Opus` for the sound.
-    static func sampleEntry(_ w: inout BoxWriter, _ media: MP4Media) {
+    static func sampleEntry(_ w: inout BoxBuilder, _ media: MP4Media) {
         switch media {
         case let .video(width, height, coding, sampleAspectRatio):
             w.box(coding == .jpeg ? "mp4v" : "avc1") { w in
@@ -46,7 +46,7 @@ extension MP4Boxes {
     /// when the coding has any.
     static func elementaryStreamDescriptor(objectType: UInt8, streamType: UInt8, bufferSize: UInt32, bitRate: UInt32,
                                            specificInfo: [UInt8]?) -> [UInt8] {
-        var w = BoxWriter()
+        var w = BoxBuilder()
         w.fullBox("esds") { w in
             w.descriptor(0x03) { w in  // ES_Descriptor
                 w.u16(0)  // ES_ID: 0 in a file (14496-14); the track ID names the stream
@@ -121,7 +121,7 @@ struct MP4SoundSampleEntry: Equatable {
         }
     }
 
-    func write(_ w: inout BoxWriter) {
+    func write(_ w: inout BoxBuilder) {
         w.box(type) { w in
             w.zeros(6)
             w.u16(1)  // data reference index
@@ -183,7 +183,7 @@ struct OpusHead: Equatable {
 
     /// The `dOps` box: the same fields big-endian, version 0, without the magic signature.
     func opusSpecificBox() -> [UInt8] {
-        var w = BoxWriter()
+        var w = BoxBuilder()
         w.box("dOps") { w in
             w.u8(0)  // version
             w.u8(UInt8(channels))

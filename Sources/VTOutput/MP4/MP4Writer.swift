@@ -228,7 +228,7 @@ public final class MP4Writer: SingleFileOutput {
         }
         bytes += MP4Boxes.fragment(sequence: sequence + 1, runs: runs)
         let soundBytes = sound?.pendingData.count ?? 0
-        var mdatHeader = BoxWriter()
+        var mdatHeader = BoxBuilder()
         mdatHeader.u32(UInt32(8 + pendingData.count + soundBytes))
         mdatHeader.fourCC("mdat")
         bytes += mdatHeader.bytes
@@ -263,7 +263,7 @@ public final class MP4Writer: SingleFileOutput {
         let movieOffset = file.endOffset
         try file.append(movie)
         try file.synchronize()
-        var header = BoxWriter()
+        var header = BoxBuilder()
         header.u32(1)  // the size is the 64-bit one that follows
         header.fourCC("mdat")
         header.u64(UInt64(movieOffset - start))

@@ -69,7 +69,7 @@ public final class MatroskaWriter: SingleFileOutput {
     /// The time every other is counted from: the first frame's presentation time.
     private var origin: MediaTime?
     /// The open cluster, whole (ID, size to be filled in, timestamp, blocks).
-    private var cluster = EBMLWriter()
+    private var cluster = EBMLBuilder()
     private var clusterTime: Int64 = 0
     private var clusterFirstDecode: Int64 = 0
     private var clusterFrames = 0
@@ -208,14 +208,14 @@ public final class MatroskaWriter: SingleFileOutput {
         clusterTime = presentation
         clusterFirstDecode = decode
         cluster.id(MatroskaID.cluster)
-        cluster.append(EBMLWriter.unknownSize)  // the size is filled in when the cluster closes
+        cluster.append(EBMLBuilder.unknownSize)  // the size is filled in when the cluster closes
         cluster.unsigned(MatroskaID.clusterTimestamp, UInt64(presentation))
         clusterCue = keyFrame ? Int64(cluster.count - Self.clusterHeaderLength) : nil
     }
 
     /// Writes the open cluster, with the file's header before the first.
     private func writeCluster() throws(OutputError) {
-        cluster.patch(EBMLWriter.encodedSize(UInt64(cluster.count - Self.clusterHeaderLength), width: 8), at: 4)
+        cluster.patch(EBMLBuilder.encodedSize(UInt64(cluster.count - Self.clusterHeaderLength), width: 8), at: 4)
         var header: [UInt8] = []
         var layout = self.layout
         if layout == nil {
@@ -246,7 +246,7 @@ public final class MatroskaWriter: SingleFileOutput {
 
     /// The EBML header and the start of the Segment, for a file whose first byte is at `start`.
     private func makeHeader(at start: Int64) -> (bytes: [UInt8], layout: Layout) {
-        var w = EBMLWriter(reservingCapacity: 512)
+        var w = EBMLBuilder(reservingCapacity: 512)
         w.master(MatroskaID.ebml) { e in
             e.unsigned(MatroskaID.ebmlVersion, 1)
             e.unsigned(MatroskaID.ebmlReadVersion, 1)
@@ -258,7 +258,7 @@ public final class MatroskaWriter: SingleFileOutput {
         }
         w.id(MatroskaID.segment)
         let segmentSize = w.count
-        w.append(EBMLWriter.unknownSize)
+        w.append(EBMLBuilder.unknownSize)
         let segmentData = w.count
         let seekHead = w.count
         w.void(length: Self.seekHeadRoom)
@@ -328,7 +328,7 @@ public final class MatroskaWriter: SingleFileOutput {
     }
 
     /// Track 2: the sound.
-    private static func soundTrack(_ audio: AudioFormatDescription, codecDelay: Int64, into track: inout EBMLWriter) {
+    private static func soundTrack(_ audio: AudioFormatDescription, codecDelay: Int64, into track: inout EBMLBuilder) {
         track.unsigned(MatroskaID.trackNumber, 2)
         track.unsigned(MatroskaID.trackUID, UInt64.random(in: 1...UInt64(UInt32.max)))
         track.unsigned(MatroskaID.trackType, 2)  // audio
@@ -355,11 +355,11 @@ public final class MatroskaWriter: SingleFileOutput {
 
     /// A SeekHead listing `entries`, padded with a Void to exactly the room kept for it.
     private static func seekHead(_ entries: [(id: UInt32, position: Int64)]) -> [UInt8] {
-        var w = EBMLWriter()
+        var w = EBMLBuilder()
         w.master(MatroskaID.seekHead) { head in
             for entry in entries {
                 head.master(MatroskaID.seek) { seek in
-                    var id = EBMLWriter()
+                    var id = EBMLBuilder()
                     id.id(entry.id)
                     seek.binary(MatroskaID.seekID, id.bytes)
                     seek.unsigned(MatroskaID.seekPosition, UInt64(entry.position))
@@ -376,7 +376,7 @@ public final class MatroskaWriter: SingleFileOutput {
         guard var layout else { return }
         if !cues.isEmpty {
             layout.entries.append((MatroskaID.cues, file.endOffset - layout.segmentData))
-            var w = EBMLWriter(reservingCapacity: cues.count * 24)
+            var w = EBMLBuilder(reservingCapacity: cues.count * 24)
             w.master(MatroskaID.cues) { index in
                 for cue in cues {
                     index.master(MatroskaID.cuePoint) { point in
@@ -392,11 +392,11 @@ public final class MatroskaWriter: SingleFileOutput {
             try file.append(w.bytes)
         }
         try file.overwrite(Self.seekHead(layout.entries), at: layout.seekHead)
-        var duration = EBMLWriter()
+        var duration = EBMLBuilder()
         duration.float(MatroskaID.duration, Double(end))
         try file.overwrite(duration.bytes, at: layout.duration)
         let size = UInt64(file.endOffset - layout.segmentData)
-        try file.overwrite(EBMLWriter.encodedSize(min(size, EBMLWriter.largestSize), width: 8), at: layout.segmentSize)
+        try file.overwrite(EBMLBuilder.encodedSize(min(size, EBMLBuilder.largestSize), width: 8), at: layout.segmentSize)
         self.layout = layout
         statistics.bytes = file.endOffset
         isFinalized = true

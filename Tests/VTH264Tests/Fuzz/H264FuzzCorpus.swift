@@ -129,7 +129,7 @@ enum H264FuzzCorpus {
         var units = handMadeSequenceParameterSets + handMadePictureParameterSets
         for (type, sliceType) in [(NALUnitType.sliceIDR, 7), (.sliceNonIDR, 5), (.sliceNonIDR, 1), (.sliceDataPartitionA, 3),
                                   (.sliceNonIDR, 9)] {
-            var writer = BitWriter()
+            var writer = BitBuilder()
             writer.ue(0)
             writer.ue(sliceType)
             writer.u(0xA5A5, bits: 16)

@@ -12,7 +12,7 @@ import VTOutput
 /// the encoder's own arrays, shared with the pre-roll, so the backlog costs no copy. It is
 /// bounded all the same (`backlogLimit`): a clip whose file falls that far behind loses the
 /// rest of its packets, said and counted, and ends where it was cut.
-final class ClipWriter: Sendable {
+final class ClipThread: Sendable {
     typealias Open = @Sendable (_ path: String) throws(OutputError) -> any MediaOutput
 
     enum Command: Sendable {
@@ -40,7 +40,7 @@ final class ClipWriter: Sendable {
     private let closed: @Sendable (EventReport.Clip) -> Void
     let backlogLimit: Int
 
-    /// `closed` is called on the writer's thread for each clip finished whole.
+    /// `closed` is called on the clip thread for each clip finished whole.
     init(backlogLimit: Int, open: @escaping Open, say: @escaping @Sendable (String) -> Void,
          closed: @escaping @Sendable (EventReport.Clip) -> Void) {
         self.backlogLimit = backlogLimit
@@ -54,12 +54,12 @@ final class ClipWriter: Sendable {
         }
     }
 
-    /// The report as the writer keeps it (clips' files, frames, bytes, states).
+    /// The report as the clip thread keeps it (clips' files, frames, bytes, states).
     func withReport<T>(_ body: (inout EventReport) -> T) -> T {
         state.withLock { body(&$0.report) }
     }
 
-    /// Called by the encoder thread; never waits for the writer.
+    /// Called by the encoder thread; never waits for the clip thread.
     func send(_ command: Command) {
         let dropped: Int? = state.withLock { state in
             if case .packet(let clip, let packet) = command {
@@ -101,7 +101,7 @@ final class ClipWriter: Sendable {
         ended.signal()
     }
 
-    // MARK: the writer's thread
+    // MARK: the clip thread
 
     private struct Writing {
         var output: any MediaOutput

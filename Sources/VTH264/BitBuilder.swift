@@ -4,7 +4,7 @@
 ///
 /// The values come from the program, not from input data, so a value that cannot be coded
 /// (a negative length, 33 bits into u(32)) is a programming error and stops the program.
-public struct BitWriter: Sendable {
+public struct BitBuilder: Sendable {
     /// The bits written so far; a partly written last byte is padded with zero bits.
     public private(set) var bytes: [UInt8] = []
     public private(set) var bitCount = 0

@@ -1,7 +1,7 @@
 /// Builds EBML elements (RFC 8794), the encoding Matroska is made of: an element ID (its
 /// length marker included, as the specification writes IDs), a variable-length size, then the
 /// data; a master element's data is more elements.
-struct EBMLWriter {
+struct EBMLBuilder {
     private(set) var bytes: [UInt8] = []
 
     init(reservingCapacity capacity: Int = 0) {
@@ -78,8 +78,8 @@ struct EBMLWriter {
     }
 
     /// A master element whose children `body` writes; its size is known once they are.
-    mutating func master(_ id: UInt32, _ body: (inout EBMLWriter) -> Void) {
-        var children = EBMLWriter()
+    mutating func master(_ id: UInt32, _ body: (inout EBMLBuilder) -> Void) {
+        var children = EBMLBuilder()
         body(&children)
         binary(id, children.bytes)
     }

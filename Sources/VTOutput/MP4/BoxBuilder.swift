@@ -1,6 +1,6 @@
 /// Builds ISO base media file format boxes (ISO/IEC 14496-12) into bytes: big-endian fields,
 /// and boxes that nest, each given its size once its contents are known.
-struct BoxWriter {
+struct BoxBuilder {
     private(set) var bytes: [UInt8] = []
     /// Where each open box starts, innermost last.
     private var open: [Int] = []
@@ -59,7 +59,7 @@ struct BoxWriter {
     }
 
     /// A box whose contents `body` writes; its 32-bit size is filled in afterwards.
-    mutating func box(_ type: String, _ body: (inout BoxWriter) -> Void) {
+    mutating func box(_ type: String, _ body: (inout BoxBuilder) -> Void) {
         let start = bytes.count
         open.append(start)
         u32(0)
@@ -74,7 +74,7 @@ struct BoxWriter {
     }
 
     /// A full box: a box whose contents start with a version and 24 bits of flags.
-    mutating func fullBox(_ type: String, version: UInt8 = 0, flags: UInt32 = 0, _ body: (inout BoxWriter) -> Void) {
+    mutating func fullBox(_ type: String, version: UInt8 = 0, flags: UInt32 = 0, _ body: (inout BoxBuilder) -> Void) {
         box(type) { w in
             w.u8(version)
             w.u24(flags)
@@ -85,8 +85,8 @@ struct BoxWriter {
     /// An MPEG-4 descriptor (ISO/IEC 14496-1, as `esds` holds them): a tag, then the size of
     /// what `body` writes in 7-bit groups, most significant first, each but the last with its
     /// top bit set.
-    mutating func descriptor(_ tag: UInt8, _ body: (inout BoxWriter) -> Void) {
-        var inner = BoxWriter()
+    mutating func descriptor(_ tag: UInt8, _ body: (inout BoxBuilder) -> Void) {
+        var inner = BoxBuilder()
         body(&inner)
         precondition(inner.count < 1 << 28, "a descriptor's size fits in four 7-bit groups")
         u8(tag)

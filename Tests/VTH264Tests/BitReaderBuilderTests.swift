@@ -16,7 +16,7 @@ import Testing
     @Test(arguments: [0, 1, 2, 7, 8, 254, 255, 256, 65_535, 1 << 20, (1 << 31) - 1, 1 << 31,
                       UInt32.max - 1] as [UInt32])
     func unsignedRoundTrip(value: UInt32) throws {
-        var writer = BitWriter()
+        var writer = BitBuilder()
         writer.u(1, bits: 1)
         writer.ue(value)
         writer.u(0b101, bits: 3)
@@ -29,7 +29,7 @@ import Testing
 
     @Test(arguments: [0, 1, -1, 2, -2, 127, -128, 1_000_000, -1_000_000, Int32.max, Int32.min + 1] as [Int32])
     func signedRoundTrip(value: Int32) throws {
-        var writer = BitWriter()
+        var writer = BitBuilder()
         writer.se(value)
         var reader = BitReader(rbsp: writer.bytes)
         #expect(try reader.se("value") == value)
@@ -37,14 +37,14 @@ import Testing
 
     @Test func signedMapping() throws {
         // codeNum 1, 2, 3, 4 are +1, −1, +2, −2 (Table 9-3).
-        var writer = BitWriter()
+        var writer = BitBuilder()
         for codeNum: UInt32 in [1, 2, 3, 4] { writer.ue(codeNum) }
         var reader = BitReader(rbsp: writer.bytes)
         #expect(try [reader.se("a"), reader.se("b"), reader.se("c"), reader.se("d")] == [1, -1, 2, -2])
     }
 
     @Test func largestValueUses31LeadingZeros() {
-        var writer = BitWriter()
+        var writer = BitBuilder()
         writer.ue(UInt32.max - 1)
         #expect(writer.bitCount == 63)
         #expect(writer.bytes.prefix(3) == [0, 0, 0])
@@ -73,7 +73,7 @@ import Testing
     }
 
     @Test func rangeCheckedRead() {
-        var writer = BitWriter()
+        var writer = BitBuilder()
         writer.ue(40)
         var reader = BitReader(rbsp: writer.bytes, syntax: "SPS")
         let error = #expect(throws: BitstreamError.self) { try reader.ue("seq_parameter_set_id", in: 0...31) }
@@ -102,7 +102,7 @@ import Testing
     }
 
     @Test func writerRoundTripsMixedFields() throws {
-        var writer = BitWriter()
+        var writer = BitBuilder()
         writer.u(0x64, bits: 8)
         writer.flag(true)
         writer.u(5, bits: 3)
@@ -123,7 +123,7 @@ import Testing
     }
 
     @Test func trailingBitsAndAlignment() {
-        var writer = BitWriter()
+        var writer = BitBuilder()
         writer.u(0b101, bits: 3)
         writer.rbspTrailingBits()
         #expect(writer.bytes == [0b1011_0000])
