@@ -5,14 +5,15 @@ import PackageDescription
 //
 //   vtrecord (CLI: options, presets, commands)
 //     ├─▶ VTRecorder (the pipeline: threads, queue, stop, summary)
-//     │     ├─▶ VTCapture (V4L2, Y4M, test pattern; libyuv, libturbojpeg)
+//     │     ├─▶ VTCapture (V4L2, Y4M, test pattern) ─▶ VTPictures (a camera's frames made
+//     │     │     pictures, JPEG, scaling, stills, motion analysis; libyuv, libturbojpeg)
 //     │     ├─▶ VTEncoding (x264, VA-API encode) ─▶ VTVAAPI
-//     │     ├─▶ VTEvents (event clips: pre-roll, triggers, clip writer) ─▶ VTOutput
+//     │     ├─▶ VTEvents (event clips: pre-roll, triggers, clip thread) ─▶ VTOutput
 //     │     ├─▶ VTOutput (Annex B, MP4, Matroska, MPEG-TS writers, segments, fan-out) ─▶ VTFFmpeg
 //     │     ├─▶ VTAudio (ALSA, test tone, AAC/Opus/PCM) ──────────────────────▶ VTFFmpeg
 //     │     └─▶ VTLiveServer (--http: the server, its live stream and the recordings it serves;
 //     │           the only module that imports Hummingbird and SwiftNIO) ─▶ VTOutput
-//     └─▶ VTDecoding (libavcodec decode, verify, thumbnails)
+//     └─▶ VTDecoding (libavcodec decode, verify, thumbnails) ─▶ VTPictures
 //           ├─▶ VTReading (AssetReader, MP4Layout: files read back) ─▶ VTFFmpeg
 //           └─▶ VTVAAPI (VA-API devices: open, what they encode and decode)
 //
@@ -65,8 +66,9 @@ let package = Package(
         .target(name: "VTCore",
                 dependencies: ["CLinux", .product(name: "Logging", package: "swift-log")]),
         .target(name: "VTH264", dependencies: ["VTCore"]),
+        .target(name: "VTPictures", dependencies: ["VTCore", "CYUV", "CTurboJPEG"]),
         .target(name: "VTCapture",
-                dependencies: ["VTCore", "VTH264", "CYUV", "CV4L2", "CTurboJPEG",
+                dependencies: ["VTCore", "VTH264", "VTPictures", "CV4L2",
                                .product(name: "Logging", package: "swift-log")]),
         .target(name: "VTVAAPI", dependencies: ["VTCore", "VTH264", "CVAAPI"]),
         .target(name: "VTEncoding",
@@ -76,7 +78,7 @@ let package = Package(
         .target(name: "VTOutput", dependencies: ["VTCore", "VTH264", "CAVFormat", "VTFFmpeg", "CLinux"]),
         .target(name: "VTReading", dependencies: ["VTCore", "VTH264", "CAVFormat", "VTFFmpeg"]),
         .target(name: "VTDecoding",
-                dependencies: ["VTCore", "VTH264", "VTReading", "VTVAAPI", "CAVFormat", "VTFFmpeg", "CYUV", "CTurboJPEG"]),
+                dependencies: ["VTCore", "VTH264", "VTReading", "VTVAAPI", "VTPictures", "CAVFormat", "VTFFmpeg"]),
         .target(name: "VTAudio",
                 dependencies: ["VTCore", "CALSA", "CAVFormat", "VTFFmpeg",
                                .product(name: "Logging", package: "swift-log")]),
@@ -93,9 +95,10 @@ let package = Package(
                                .product(name: "Logging", package: "swift-log")],
                 resources: [.embedInCode("Page")]),
         .target(name: "VTRecorder",
-                dependencies: ["VTCore", "VTCapture", "VTEncoding", "VTOutput", "VTEvents", "VTLiveServer", "VTAudio", "CLinux"]),
+                dependencies: ["VTCore", "VTCapture", "VTPictures", "VTEncoding", "VTOutput", "VTEvents", "VTLiveServer", "VTAudio",
+                               "CLinux"]),
         .executableTarget(name: "vtrecord",
-                          dependencies: ["VTRecorder", "VTCore", "VTH264", "VTCapture",
+                          dependencies: ["VTRecorder", "VTCore", "VTH264", "VTCapture", "VTPictures",
                                          "VTEncoding", "VTVAAPI", "VTOutput", "VTEvents", "VTReading", "VTDecoding", "VTAudio", "VTLiveServer",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser"),
                                          .product(name: "TOMLKit", package: "TOMLKit")],
@@ -104,7 +107,7 @@ let package = Package(
                           resources: [.embedInCode("Presets")]),
         // make bench's timer for the capture thread's conversions (not installed).
         .executableTarget(name: "vtrecord-bench",
-                          dependencies: ["VTCapture", "VTCore", "CTurboJPEG",
+                          dependencies: ["VTCapture", "VTPictures", "VTCore", "CTurboJPEG",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
         // Test doubles and helpers shared by test targets: the fake V4L2 camera (an LD_PRELOAD
@@ -115,7 +118,7 @@ let package = Package(
         .testTarget(name: "VTCoreTests", dependencies: ["VTCore", "VTTestSupport"]),
         .testTarget(name: "VTH264Tests", dependencies: ["VTH264", "VTCore", "VTTestSupport"]),
         .testTarget(name: "VTCaptureTests",
-                    dependencies: ["VTCapture", "VTCore", "VTH264", "VTReading", "VTTestSupport",
+                    dependencies: ["VTCapture", "VTPictures", "VTCore", "VTH264", "VTReading", "VTTestSupport",
                                    .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "VTEncodingTests",
                     dependencies: ["VTEncoding", "VTDecoding", "VTVAAPI", "VTH264", "VTCore", "VTTestSupport"]),

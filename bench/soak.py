@@ -1,12 +1,13 @@
 #!/usr/bin/python3
 """make soak: a long recording with everything on, and how its resident memory moves.
 
-A fake MJPEG camera (Tests/FakeV4L2, a lamp blinking so motion keeps coming) is recorded to
-one-minute MP4 segments (at most three kept), published over SRT to srt-live-transmit, kept as
-event clips on motion (at most 20 MB of them), and watched over HTTP: a viewer of /live.mp4
-that reconnects every 30 s, the HLS playlist and /status polled every few seconds. VmRSS is
-sampled every SAMPLE seconds; after WARMUP seconds the least-squares slope of the samples is
-printed in MiB an hour (the goal: under 1), with the start and end figures.
+A fake MJPEG camera (Tests/FakeV4L2, a lamp lit for 2 s every 20 s, so motion keeps coming)
+is recorded to one-minute MP4 segments (at most three kept), published over SRT to
+srt-live-transmit, kept as event clips on motion (at most 20 MB of them), and watched over
+HTTP: a viewer of /live.mp4 that reconnects every 30 s, the HLS playlist and /status polled
+every few seconds. VmRSS is sampled every SAMPLE seconds; after WARMUP seconds the
+least-squares slope of the samples is printed in MiB an hour (the goal: under 1), with the
+start and end figures.
 
 Knobs (environment): SOAK_SECONDS (3600), SOAK_WARMUP (300), SOAK_SIZE (1920x1080),
 SOAK_SAMPLE (10), SOAK_DIR (a temporary directory, removed at the end unless given).
@@ -68,7 +69,7 @@ def main():
     srt_port, http_port = free_port(), free_port()
     receiver = subprocess.Popen(["srt-live-transmit", "-q", f"srt://:{srt_port}", "file://con"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    env = dict(os.environ, LD_PRELOAD=str(library), FAKE_V4L2_DEVICE=DEVICE, FAKE_V4L2_BLINK="30:15")
+    env = dict(os.environ, LD_PRELOAD=str(library), FAKE_V4L2_DEVICE=DEVICE, FAKE_V4L2_BLINK="600:60")
     argv = [str(vtrecord), "--device", DEVICE, "--format", "mjpeg", "--size", size, "--fps", "30",
             "--speed", "veryfast", "--quiet",
             "-o", str(work / "rec-{n}.mp4"), "--segment-time", "1m", "--max-files", "3",

@@ -1,4 +1,5 @@
 import VTH264
+import VTPictures
 
 /// How `--encoder copy` checks a camera's frame before it is stored (`--check-frames`).
 public enum CompressedFrameCheck: Sendable {

@@ -3,6 +3,7 @@ import Logging
 import Synchronization
 import VTCore
 import VTH264
+import VTPictures
 
 /// Reading frames: the streaming loop, and what each filled buffer becomes (a leased driver
 /// buffer, a converted picture, or the camera's compressed frame alone), or why it is dropped.
@@ -173,7 +174,7 @@ extension V4L2Source {
         case .mjpeg:
             try converter.decodeJPEG(filled.bytes, bytes: filled.bytesUsed, into: buffer)
         case .nv12, .yu12:
-            try converter.copy420(filled.bytes, fourCC: image.fourCC, bytesPerLine: image.bytesPerLine,
+            try converter.copy420(filled.bytes, layout: image.fourCC == .nv12 ? .nv12 : .i420, bytesPerLine: image.bytesPerLine,
                                   bytes: filled.bytesUsed, into: buffer)
         case .h264:
             preconditionFailure("a camera's H.264 is only copied (refused at open otherwise)")

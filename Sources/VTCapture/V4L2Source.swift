@@ -6,6 +6,7 @@ import VTH264
 
 #if canImport(Glibc)
 import Glibc
+import VTPictures
 #endif
 
 /// Frames from a V4L2 camera: format negotiation, memory-mapped streaming, and one
@@ -200,7 +201,7 @@ public final class V4L2Source: CaptureSource {
     }
 
     private static func rawImageSize(_ image: V4L2Device.NegotiatedImage) -> Int {
-        FrameConverter.imageSize(fourCC: image.fourCC, width: image.width, height: image.height,
+        FrameConverter.imageSize(layout: image.fourCC == .nv12 ? .nv12 : .i420, width: image.width, height: image.height,
                                  bytesPerLine: image.bytesPerLine)
     }
 

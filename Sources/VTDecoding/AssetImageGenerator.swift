@@ -1,5 +1,6 @@
 import Foundation
 import VTCore
+import VTPictures
 import VTReading
 
 /// Pictures out of a recording at chosen times (AVFoundation's `AVAssetImageGenerator`): by

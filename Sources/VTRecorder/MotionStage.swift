@@ -4,6 +4,7 @@ import VTEvents
 
 #if canImport(Glibc)
 import Glibc
+import VTPictures
 #endif
 
 /// What `--motion` saw, for the summary.

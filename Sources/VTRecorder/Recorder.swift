@@ -6,6 +6,7 @@ import VTCore
 import VTEncoding
 import VTEvents
 import VTOutput
+import VTPictures
 
 /// The pipeline: capture thread → bounded queue → encoder (the thread that calls `run`) →
 /// output.

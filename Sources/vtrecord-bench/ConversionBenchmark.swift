@@ -6,6 +6,7 @@ import VTCore
 
 #if canImport(Glibc)
 import Glibc
+import VTPictures
 #endif
 
 /// Times what the capture thread does to one camera picture, with the capture thread's own

@@ -5,6 +5,7 @@ import VTCore
 import VTEncoding
 import VTEvents
 import VTOutput
+import VTPictures
 import VTRecorder
 
 /// `--events` and what goes with it: clips of what happened, with the moments before.

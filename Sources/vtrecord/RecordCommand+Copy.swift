@@ -3,6 +3,7 @@ import Logging
 import VTCapture
 import VTCore
 import VTOutput
+import VTPictures
 
 extension Record {
     /// `--encoder copy` stores a camera's own Motion-JPEG or H.264 frames: it needs a camera,

@@ -2,13 +2,14 @@ import Foundation
 import Logging
 import NIOCore
 import Synchronization
-import VTCore
 import VTCapture
+import VTCore
 import VTDecoding
 import VTEncoding
 import VTEvents
 import VTLiveServer
 import VTOutput
+import VTPictures
 import VTRecorder
 
 extension Record {

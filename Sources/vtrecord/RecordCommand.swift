@@ -6,10 +6,11 @@ import VTCapture
 import VTCore
 import VTDecoding
 import VTEncoding
+import VTEvents
 import VTH264
 import VTLiveServer
-import VTEvents
 import VTOutput
+import VTPictures
 import VTRecorder
 
 /// Recording: the root command's own options and run.

@@ -1,12 +1,13 @@
 import ArgumentParser
 import Foundation
 import Logging
+import Synchronization
 import VTCapture
 import VTCore
 import VTDecoding
 import VTOutput
+import VTPictures
 import VTRecorder
-import Synchronization
 
 /// `vtrecord snapshot`: one still from a camera.
 struct Snapshot: ParsableCommand {

@@ -3,6 +3,7 @@ import Foundation
 import VTCore
 import VTDecoding
 import VTOutput
+import VTPictures
 import VTReading
 
 /// `vtrecord thumbnail FILE`: JPEG pictures out of a recording.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import VTCapture
+import VTPictures
 
 /// The cheap check of a camera's JPEG (`JPEGFrameCheck`) on JPEGs ffmpeg made: whole ones pass
 /// (with a UVC camera's zero padding, and without Huffman tables), and every cut, every header

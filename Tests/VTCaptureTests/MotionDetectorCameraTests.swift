@@ -6,6 +6,7 @@ import VTTestSupport
 
 #if canImport(Glibc)
 import Glibc
+import VTPictures
 #endif
 
 /// The motion detector on the fake camera's pictures, as ffmpeg captures them: a still scene

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-import VTCore
 @testable import VTCapture
+import VTCore
+@testable import VTPictures
 
 /// What a detector made of a run of pictures: the frames motion started and ended at.
 struct MotionEpisodes {

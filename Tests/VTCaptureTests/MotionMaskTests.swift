@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-import VTCore
 @testable import VTCapture
+import VTCore
+@testable import VTPictures
 
 #if canImport(Glibc)
 import Glibc

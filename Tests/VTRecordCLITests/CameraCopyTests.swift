@@ -450,7 +450,7 @@ import Glibc
                                       "--json-summary", camera.file("summary.json")],
                                      environment: try camera.environment())
         defer { if child.isRunning { child.send(SIGKILL) } }
-        let control = try #require(Self.controlClient(socketPath), "no control socket at \(socketPath)")
+        let control = try #require(ControlClient.connecting(to: socketPath), "no control socket at \(socketPath)")
         let asked = camera.file("asked.jpg")
         let answer = try Self.askOnceStarted(control, "snapshot \(asked)")
         #expect(answer["ok"] as? Bool == true, "\(answer)")
@@ -475,7 +475,7 @@ import Glibc
                                         "--size", Self.size, "--frames", "60", "-o", h264.file("rec.mkv"), "--quiet",
                                         "--control-socket", h264Socket], environment: try h264.environment())
         defer { if copying.isRunning { copying.send(SIGKILL) } }
-        let h264Control = try #require(Self.controlClient(h264Socket), "no control socket at \(h264Socket)")
+        let h264Control = try #require(ControlClient.connecting(to: h264Socket), "no control socket at \(h264Socket)")
         let refused = try Self.askOnceStarted(h264Control, "snapshot \(h264.file("still.jpg"))")
         #expect(refused["ok"] as? Bool == false && (refused["error"] as? String)?.contains("no picture") == true, "\(refused)")
         #expect(copying.wait().status == 0)
@@ -491,16 +491,6 @@ import Glibc
             answer = try control.ask(request)
         }
         return answer
-    }
-
-    /// A client of the control socket at `path`, once the recording has made it (within 10 s).
-    static func controlClient(_ path: String) -> ControlClient? {
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            if let client = try? ControlClient(path: path) { return client }
-            usleep(50_000)
-        }
-        return nil
     }
 
     /// An H.264 camera unplugged and back (`--reconnect`) is in its power-on state: vtrecord sets

@@ -132,13 +132,7 @@ import Glibc
                                       "--events", camera.file("{label}-{n}.mp4"), "--pre-roll", "2s", "--post-roll", "1s",
                                       "--control-socket", socketPath, "--json-summary", camera.file("summary.json")],
                                      environment: try camera.environment())
-        var client: ControlClient?
-        let deadline = Date().addingTimeInterval(10)
-        while client == nil && Date() < deadline {
-            client = try? ControlClient(path: socketPath)
-            if client == nil { usleep(50_000) }
-        }
-        let control = try #require(client, "no control socket at \(socketPath)")
+        let control = try #require(ControlClient.connecting(to: socketPath), "no control socket at \(socketPath)")
         // Well into the recording, so that 2 s of pre-roll are held.
         var before = 0
         while before < 100 {
@@ -342,13 +336,7 @@ import Glibc
                                       "--speed", "ultrafast", "--duration", "60s", "-o", output,
                                       "--control-socket", socketPath, "--json-summary", camera.file("summary.json")],
                                      environment: try camera.environment())
-        var client: ControlClient?
-        let deadline = Date().addingTimeInterval(10)
-        while client == nil && Date() < deadline {
-            client = try? ControlClient(path: socketPath)
-            if client == nil { usleep(50_000) }
-        }
-        let control = try #require(client, "no control socket at \(socketPath)")
+        let control = try #require(ControlClient.connecting(to: socketPath), "no control socket at \(socketPath)")
         while try #require(try control.status()["frames_captured"] as? Int) < 10 { usleep(50_000) }
         let refused = try control.ask("event door")
         let why = try #require(refused["error"] as? String, "\(refused)")
@@ -382,6 +370,16 @@ import Glibc
 /// A client of the control socket: one line out, one line of JSON back.
 struct ControlClient {
     let fd: Int32
+
+    /// A client of the socket at `path` once it is there, within `seconds`; nil if it never was.
+    static func connecting(to path: String, within seconds: Double = 10) -> ControlClient? {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if let client = try? ControlClient(path: path) { return client }
+            usleep(50_000)
+        }
+        return nil
+    }
 
     init(path: String) throws {
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)

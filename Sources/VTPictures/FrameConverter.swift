@@ -55,18 +55,18 @@ package final class FrameConverter {
     /// Planar or semi-planar 4:2:0 copied into a pooled buffer: as I420 when the camera's
     /// strides cannot be handed to the encoder as they are, or in its own layout (NV12 into an
     /// NV12 buffer) when the driver's buffer must go back before the encoder is done with it.
-    func copy420(_ source: UnsafeRawPointer, fourCC: FourCC, bytesPerLine: Int, bytes: Int,
-                 into buffer: PixelBuffer) throws(Failure) {
-        let needed = Self.imageSize(fourCC: fourCC, width: width, height: height, bytesPerLine: bytesPerLine)
+    package func copy420(_ source: UnsafeRawPointer, layout: PixelFormat, bytesPerLine: Int, bytes: Int,
+                         into buffer: PixelBuffer) throws(Failure) {
+        let needed = Self.imageSize(layout: layout, width: width, height: height, bytesPerLine: bytesPerLine)
         guard bytes >= needed else { throw .short(bytes: bytes, needed: needed) }
         let base = source.assumingMemoryBound(to: UInt8.self)
         let p = buffer.planes
         let lumaSize = bytesPerLine * height
-        if fourCC == .nv12 && buffer.format == .nv12 {
+        if layout == .nv12 && buffer.format == .nv12 {
             CopyPlane(base, Int32(bytesPerLine), p[0].baseAddress, Int32(p[0].bytesPerRow), Int32(width), Int32(height))
             CopyPlane(base + lumaSize, Int32(bytesPerLine), p[1].baseAddress, Int32(p[1].bytesPerRow),
                       Int32(p[1].rowBytes), Int32(p[1].rows))
-        } else if fourCC == .nv12 {
+        } else if layout == .nv12 {
             NV12ToI420(base, Int32(bytesPerLine), base + lumaSize, Int32(bytesPerLine),
                        p[0].baseAddress, Int32(p[0].bytesPerRow), p[1].baseAddress, Int32(p[1].bytesPerRow),
                        p[2].baseAddress, Int32(p[2].bytesPerRow), Int32(width), Int32(height))
@@ -82,9 +82,9 @@ package final class FrameConverter {
 
     /// Bytes a single-planar 4:2:0 picture takes with `bytesPerLine` luma rows (V4L2 lays the
     /// chroma rows at half that pitch for YU12, the same pitch for NV12).
-    static func imageSize(fourCC: FourCC, width: Int, height: Int, bytesPerLine: Int) -> Int {
+    package static func imageSize(layout: PixelFormat, width: Int, height: Int, bytesPerLine: Int) -> Int {
         let chromaRows = (height + 1) / 2
-        return fourCC == .nv12
+        return layout == .nv12
             ? bytesPerLine * height + bytesPerLine * chromaRows
             : bytesPerLine * height + 2 * (bytesPerLine / 2) * chromaRows
     }
