@@ -121,7 +121,7 @@ public final class RecordingCommands: Sendable {
             })
             DispatchQueue.global().asyncAfter(deadline: .now() + stillWait) { [stillWait] in
                 guard !answered.exchange(true, ordering: .acquiringAndReleasing) else { return }
-                answer(.failure(Refusal("no picture came within \(Int(stillWait)) s")))
+                answer(.failure(Self.noPicture(within: stillWait)))
             }
         }
     }
@@ -151,7 +151,9 @@ public final class RecordingCommands: Sendable {
             }
             done.signal()
         }
-        done.wait()
+        // Waited for here too: the answer's own time-out runs on Dispatch's shared threads,
+        // which a busy process may keep waiting; the socket's thread does not wait on them.
+        guard done.wait(timeout: .now() + stillWait) == .success else { throw Self.noPicture(within: stillWait) }
         if let error = failure.withLock({ $0 }) { throw error }
         let bytes = made.withLock { $0 }
         // Without --overwrite, a file that appeared meanwhile is kept too (link(2) refuses it).
@@ -169,6 +171,10 @@ public final class RecordingCommands: Sendable {
         } catch {
             return error
         }
+    }
+
+    private static func noPicture(within seconds: Double) -> Refusal {
+        Refusal("no picture came within \(String(format: "%g", seconds)) s")
     }
 
     private static func exists(_ path: String) -> Refusal {

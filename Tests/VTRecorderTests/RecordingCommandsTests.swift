@@ -71,13 +71,18 @@ import VTCore
         #expect(snapshot["ok"] as? Bool == false && snapshot["error"] as? String == "no pictures here", "\(snapshot)")
     }
 
-    /// A still asked for when no picture comes (the recording ended) is answered, in time.
+    /// A still asked for when no picture comes (the recording ended) is answered, in time on
+    /// the socket's thread, and answered over HTTP too.
     @Test func aStillWithoutAPictureIsAnsweredWithinTheWait() async throws {
         let commands = Self.commands(events: nil, stillWait: 0.2)
         commands.attach(stills: .taker(StillTaker(requestsOnly: { _ in }), jpeg: { _ in [0xFF, 0xD8] }))
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("commands-\(UUID().uuidString).jpg").path
         let start = Date()
-        await #expect(throws: RecordingCommands.Refusal.self) { try await commands.still() }
+        let answer = try Self.answer(commands, "snapshot \(path)")
         #expect(Date().timeIntervalSince(start) < 3)
+        #expect(answer["error"] as? String == "no picture came within 0.2 s", "\(answer)")
+        #expect(!FileManager.default.fileExists(atPath: path))
+        await #expect(throws: RecordingCommands.Refusal("no picture came within 0.2 s")) { try await commands.still() }
     }
 
     @Test func aSnapshotKeepsAnExistingFile() throws {
