@@ -14,6 +14,8 @@ import VTCore
 public final class OutputFanOut: MediaOutput {
     public let recording: any MediaOutput
     public let branches: [OutputBranch]
+    /// Whether a branch writes Annex B: known when the branches are, not asked per frame.
+    private let branchWritesAnnexB: Bool
     public let beside: [any MediaOutput]
     private var format: VideoFormatDescription?
     /// Where each segmented branch's files begin, by the branch's index.
@@ -25,6 +27,7 @@ public final class OutputFanOut: MediaOutput {
     public init(recording: any MediaOutput, branches: [OutputBranch], beside: [any MediaOutput] = []) {
         self.recording = recording
         self.branches = branches
+        branchWritesAnnexB = branches.contains(where: \.writesAnnexB)
         self.beside = beside
         for (index, branch) in branches.enumerated() {
             if let policy = branch.segmentPolicy { segmenters[index] = SegmentBoundaries(policy: policy) }
@@ -68,7 +71,7 @@ public final class OutputFanOut: MediaOutput {
     public func write(_ frame: EncodedFrame) throws(OutputError) {
         // Made only when an output writes Annex B, and then once for all of them.
         let annexB = format.flatMap { format in
-            recording.writesAnnexB || branches.contains(where: \.writesAnnexB) ? SharedAnnexB(frame, format: format) : nil
+            recording.writesAnnexB || branchWritesAnnexB ? SharedAnnexB(frame, format: format) : nil
         }
         if let annexB, recording.writesAnnexB {
             try recording.write(frame, sharing: annexB)
