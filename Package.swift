@@ -4,7 +4,7 @@ import PackageDescription
 // The modules and what each may use (one direction; nothing below a module imports it):
 //
 //   vtrecord (CLI: options, presets, commands)
-//     ├─▶ VTRecorder (the pipeline: threads, queue, stop, summary)
+//     ├─▶ VTRecorder (the pipeline: threads, queue, stop, summary; assembled from a plan)
 //     │     ├─▶ VTCapture (V4L2, Y4M, test pattern) ─▶ VTPictures (a camera's frames made
 //     │     │     pictures, JPEG, scaling, stills, motion analysis; libyuv, libturbojpeg)
 //     │     ├─▶ VTEncoding (x264, VA-API encode) ─▶ VTVAAPI
@@ -95,8 +95,8 @@ let package = Package(
                                .product(name: "Logging", package: "swift-log")],
                 resources: [.embedInCode("Page")]),
         .target(name: "VTRecorder",
-                dependencies: ["VTCore", "VTCapture", "VTPictures", "VTEncoding", "VTOutput", "VTEvents", "VTLiveServer", "VTAudio",
-                               "CLinux"]),
+                dependencies: ["VTCore", "VTH264", "VTCapture", "VTPictures", "VTEncoding", "VTOutput", "VTEvents", "VTLiveServer", "VTAudio",
+                               "CLinux", .product(name: "Logging", package: "swift-log")]),
         .executableTarget(name: "vtrecord",
                           dependencies: ["VTRecorder", "VTCore", "VTH264", "VTCapture", "VTPictures",
                                          "VTEncoding", "VTVAAPI", "VTOutput", "VTEvents", "VTReading", "VTDecoding", "VTAudio", "VTLiveServer",

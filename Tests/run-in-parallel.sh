@@ -39,7 +39,9 @@ run_lane() {
     step=$((step + 1))
     code=0
     # shellcheck disable=SC2086 # the options are words, split on purpose
-    NO_COLOR=1 "$bundle" --testing-library swift-testing $options >"$logs/$lane.$step.log" 2>&1 || code=$?
+    NO_COLOR=1 "$bundle" --testing-library swift-testing $options \
+      --event-stream-output-path "$logs/$lane.$step.events" --event-stream-version 0 \
+      >"$logs/$lane.$step.log" 2>&1 || code=$?
     echo "$options" >"$logs/$lane.$step.name"
     echo $code >"$logs/$lane.$step.code"
   done
@@ -87,6 +89,11 @@ for argument in "$@"; do
   fi
 done
 [ ${#stage[@]} -gt 0 ] && run_stage "${stage[@]}"
+
+# The tests that took longest from their start to their end, from each process's event stream:
+# the critical path of the next change to the lanes.
+echo "=== the slowest tests (seconds from start to end, lane.step)"
+/usr/bin/env python3 "$(dirname "$0")/slowest-tests.py" "$logs" 15 || true
 
 if [ $status -ne 0 ]; then
   echo "=== the test suite failed:"

@@ -33,6 +33,9 @@ public final class JPEGFeed: Sendable {
     /// Whether anyone waits for a picture: only then is one made (or copied).
     public var wanted: Bool { state.withLock { !$0.ended && ($0.clients > 0 || !$0.waiters.isEmpty) } }
 
+    /// A JPEG made or taken by the recording, for the viewers of /stream.mjpeg.
+    public func publish(bytes: [UInt8]) { publish(ByteBuffer(bytes: bytes)) }
+
     public func publish(_ buffer: ByteBuffer) {
         let ready: [(CheckedContinuation<(ByteBuffer, UInt64)?, Never>, UInt64)] = state.withLock { state in
             state.sequence += 1

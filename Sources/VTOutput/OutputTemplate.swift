@@ -279,3 +279,12 @@ public enum OutputTemplateError: ReportableError, Equatable {
         }
     }
 }
+
+extension OutputTemplate {
+    /// `name.mp4` → `name-1.mp4`: the name of a file opened again after a failure.
+    public static func suffixed(_ path: String, _ number: Int) -> String {
+        let ext = URL(fileURLWithPath: path).pathExtension
+        guard !ext.isEmpty else { return "\(path)-\(number)" }
+        return String(path.dropLast(ext.count + 1)) + "-\(number)." + ext
+    }
+}

@@ -69,16 +69,16 @@ struct EventOptions: ParsableArguments {
     /// Seconds an episode of motion lasts at most without --motion-max.
     static let defaultMotionMax = 300.0
 
-    /// The detector's settings at `rate` (the mask read and checked here); nil without `--motion`.
-    func motionSettings(rate: FrameRate) throws(MotionError) -> MotionDetector.Settings? {
+    /// The detector's settings, its times in seconds (the mask read and checked here); nil
+    /// without `--motion`.
+    func motionPlan() throws(MotionError) -> RecordingPlan.Motion? {
         guard motion else { return nil }
         var settings = MotionDetector.Settings()
         if let motionSensitivity { settings.sensitivity = motionSensitivity }
         if let motionArea { settings.minimumArea = motionArea.share }
         settings.mask = try motionMask.map { text throws(MotionError) in try MotionMask.parse(text) }
-        if let motionEnd { settings.framesToEnd = MotionDetector.Settings.frames(motionEnd.seconds, at: rate) }
-        settings.framesToCut = MotionDetector.Settings.frames(motionMax?.seconds ?? Self.defaultMotionMax, at: rate)
-        return settings
+        return RecordingPlan.Motion(settings: settings, endSeconds: motionEnd?.seconds,
+                                    maxSeconds: motionMax?.seconds ?? Self.defaultMotionMax)
     }
 
     /// Not named validate(): swift-argument-parser would call that on its own.
@@ -96,7 +96,7 @@ struct EventOptions: ParsableArguments {
             throw ValidationError("--motion-sensitivity \(motionSensitivity): give 0 (least) to 1 (most)")
         }
         do throws(MotionError) {
-            _ = try motionSettings(rate: .fps30)
+            _ = try motionPlan()
         } catch {
             throw ValidationError(error.description)
         }
@@ -137,18 +137,6 @@ struct EventOptions: ParsableArguments {
                 throw ValidationError(error.message)
             }
         }
-    }
-
-    /// A keyframe interval longer than the pre-roll would make clips start too early or, at
-    /// worst, a whole interval before: it is shortened to the pre-roll. Returns the notice.
-    func fitKeyFrameInterval(_ settings: inout EncoderSettings, frameRate: FrameRate) -> String? {
-        guard events != nil, preRollSeconds > 0 else { return nil }
-        let frames = settings.keyFrameInterval.frames(at: frameRate)
-        let seconds = Double(frames) / frameRate.framesPerSecond
-        guard seconds > preRollSeconds + 1e-9 else { return nil }
-        let before = settings.keyFrameInterval
-        settings.keyFrameInterval = .seconds(preRollSeconds)
-        return "--keyint \(before) is longer than --pre-roll \(formatSeconds(preRollSeconds)): keyframes come every \(formatSeconds(preRollSeconds)) instead, so each clip starts within its pre-roll"
     }
 
     private func formatSeconds(_ seconds: Double) -> String {

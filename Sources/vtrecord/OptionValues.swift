@@ -5,6 +5,7 @@ import VTDecoding
 import VTEncoding
 import VTH264
 import VTOutput
+import VTRecorder
 
 /// `--size 1280x720`.
 extension FrameSize: ExpressibleByArgument {
@@ -31,9 +32,8 @@ extension ControlSetting: ExpressibleByArgument {
 extension Container: ExpressibleByArgument {}
 
 /// `--timing cfr|passthrough`.
-enum TimingArgument: String, ExpressibleByArgument, CaseIterable {
-    case cfr, passthrough
-}
+extension FrameTiming: ExpressibleByArgument {}
+typealias TimingArgument = FrameTiming
 
 /// `--check-frames`: how a camera's compressed frames are checked before `--encoder copy`
 /// stores them.

@@ -18,16 +18,6 @@ extension Record {
         return input == "-" ? "stdin" : URL(fileURLWithPath: input).deletingPathExtension().lastPathComponent
     }
 
-    /// "seg-{n}.h264, a new file every 2 s, keeping the newest 3".
-    static func describe(_ policy: SegmentPolicy, template: OutputTemplate, maxFiles: Int?) -> String {
-        var rules: [String] = []
-        if let duration = policy.duration { rules.append(String(format: "every %g s", duration)) }
-        if let bytes = policy.maxBytes { rules.append("at \(formatDecimalQuantity(bytes)) bytes") }
-        var text = "\(template.text), a new file \(rules.joined(separator: " or "))"
-        if let maxFiles { text += ", keeping the newest \(maxFiles)" }
-        return text
-    }
-
     /// Where the frames went: standard output, a file, or a run of files.
     static func target(_ s: RecordingSummary) -> String {
         guard let first = s.segments.first, let last = s.segments.last else { return s.output }

@@ -255,13 +255,6 @@ struct OutputOptions: ParsableArguments {
         path == "-" ? path : URL(fileURLWithPath: path).standardizedFileURL.path
     }
 
-    /// `name.mp4` → `name-1.mp4`.
-    static func suffixed(_ path: String, _ number: Int) -> String {
-        let ext = URL(fileURLWithPath: path).pathExtension
-        guard !ext.isEmpty else { return "\(path)-\(number)" }
-        return String(path.dropLast(ext.count + 1)) + "-\(number)." + ext
-    }
-
     /// A suggestion: `name.h264` → `name-{n:03}.h264`.
     static func numbered(_ path: String) -> String {
         let url = URL(fileURLWithPath: path)

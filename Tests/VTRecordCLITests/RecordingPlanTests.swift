@@ -1,6 +1,7 @@
 import Testing
 import VTCapture
 import VTCore
+import VTRecorder
 @testable import vtrecord
 
 /// The plan a command line makes, checked without opening anything: every choice the options

@@ -1,41 +1,46 @@
 import Foundation
 import Logging
-import NIOCore
-import Synchronization
 import VTCapture
 import VTCore
-import VTDecoding
 import VTEncoding
-import VTEvents
 import VTLiveServer
 import VTOutput
 import VTPictures
-import VTRecorder
 
-extension Record {
+/// `--http`: the server, what it reads of the recording, and the live view's pictures.
+extension RecordingSession {
     /// How long an HLS part lasts, and the longest an HLS segment runs before it asks for a keyframe.
     static let hlsPartTarget = 0.2
     static let hlsSegmentTarget = 1.0
 
     /// Starts the server for `--http`; returns once it listens.
-    static func startLiveServer(_ options: HTTPOptions, jpegsFromCamera: Bool, liveVideoAbsent: String?,
-                                jpegsAbsent: String?, commands: RecordingCommands,
-                                library: [RecordingLibrary.Source]) throws -> LiveServer {
-        guard let address = try options.address else { preconditionFailure("--http was checked") }
-        let passwords = try options.httpAuth.map { path throws(PasswordFile.Problem) in try PasswordFile(path: path) }
-        var settings = LiveServer.Settings(address: address, passwords: passwords)
-        settings.liveVideoAbsent = liveVideoAbsent
-        settings.jpegsAbsent = jpegsAbsent
+    func startLiveServer(_ http: RecordingPlan.HTTP, jpegsFromCamera: Bool, copied: CameraPixelFormat?,
+                         commands: RecordingCommands, library: [RecordingLibrary.Source]) throws -> LiveServer {
+        let passwords = try http.passwordFile.map { path throws(PasswordFile.Problem) in try PasswordFile(path: path) }
+        var settings = LiveServer.Settings(address: http.address, passwords: passwords)
+        settings.liveVideoAbsent = copied == .mjpeg
+            ? "this recording keeps the camera's own Motion JPEG, which the live stream cannot carry: watch /stream.mjpeg"
+            : nil
+        settings.jpegsAbsent = copied == .h264
+            ? "this recording keeps the camera's H.264 as it comes, with no picture to make a JPEG of: watch /live.mp4"
+            : nil
         let hooks = LiveServer.Hooks(
             status: { (commands.status().flatMap { try? Array($0.jsonData()) }) ?? Array(#"{"stop_reason":"starting"}"#.utf8) },
-            metrics: { commands.status().map(metrics) ?? [] },
-            event: httpEvent(commands),
+            metrics: { commands.status().map(Self.metrics) ?? [] },
+            event: { label, duration in
+                // Without a duration it asks for a moment, as SIGUSR1 does.
+                do throws(RecordingCommands.Refusal) {
+                    try commands.event(label: label, duration: duration ?? 0, from: .http)
+                    return nil
+                } catch {
+                    return error.description
+                }
+            },
             stop: { commands.stop(by: "POST /stop") },
             snapshot: { try await commands.still() })
-        let server = LiveServer(settings: settings, stream: LiveStream(partTarget: hlsPartTarget),
+        let server = LiveServer(settings: settings, stream: LiveStream(partTarget: Self.hlsPartTarget),
                                 jpegs: JPEGFeed(fromCamera: jpegsFromCamera),
-                                library: RecordingLibrary(sources: library,
-                                                          thumbnailer: { path in recordingThumbnail(path: path) },
+                                library: RecordingLibrary(sources: library, thumbnailer: tools.thumbnail,
                                                           isOpen: { path in OutputFileRegistry.shared.isOpen(path) }),
                                 hooks: hooks)
         // Hummingbird's own log is silenced (LiveServer.start); vtrecord says what matters itself.
@@ -43,29 +48,17 @@ extension Record {
         return server
     }
 
-    /// `POST /events`; without a duration it asks for a moment, as SIGUSR1 does.
-    static func httpEvent(_ commands: RecordingCommands) -> @Sendable (String?, Double?) -> String? {
-        { label, duration in
-            do throws(RecordingCommands.Refusal) {
-                try commands.event(label: label, duration: duration ?? 0, from: .http)
-                return nil
-            } catch {
-                return error.description
-            }
-        }
-    }
-
     /// `--live-size`, `--live-bitrate`: the live view's own low-latency x264 encode.
-    static func liveEncoding(_ options: HTTPOptions, output: LiveFeed, format: CaptureFormat,
+    static func liveEncoding(_ http: RecordingPlan.HTTP, output: LiveFeed, format: CaptureFormat,
                              warn: @escaping @Sendable (String) -> Void) -> LiveEncoding {
-        let size = options.liveSize ?? FrameSize(width: format.width & ~1, height: format.height & ~1)
+        let size = http.liveSize ?? FrameSize(width: format.width & ~1, height: format.height & ~1)
         var settings = EncoderSettings()
         settings.speed = "superfast"
         settings.tune = "zerolatency"
         settings.keyFrameInterval = .seconds(1)
         settings.bFrames = 0
         settings.rateControl = .vbr
-        settings.bitRate = options.liveBitrate?.value ?? 1_000_000
+        settings.bitRate = http.liveBitRate ?? 1_000_000
         settings.maxBitRate = settings.bitRate
         settings.bufferSize = settings.bitRate.map { $0 / 2 }
         settings.threads = 1
@@ -80,31 +73,19 @@ extension Record {
     }
 
     /// `/stream.mjpeg`'s pictures: the camera's own JPEGs, or JPEGs made at --http-mjpeg-fps.
-    static func liveJPEGs(_ jpegs: JPEGFeed, options: HTTPOptions, fullRange: Bool,
+    static func liveJPEGs(_ jpegs: JPEGFeed, http: RecordingPlan.HTTP, fullRange: Bool,
                           warn: @escaping @Sendable (String) -> Void) -> LiveJPEGs {
-        LiveJPEGs(wanted: { jpegs.wanted }, publish: { jpeg in jpegs.publish(ByteBuffer(bytes: jpeg)) }, interval: options.mjpegInterval,
-                  encode: { [size = options.httpMjpegSize] picture in
+        LiveJPEGs(wanted: { jpegs.wanted }, publish: { jpeg in jpegs.publish(bytes: jpeg) }, interval: http.mjpegInterval,
+                  encode: { [size = http.mjpegSize] picture in
                       let shown = size.map { Pictures.scaled(picture, width: $0.width, height: $0.height) } ?? picture
                       return try Pictures.still(shown, fullRange: fullRange, quality: 80)
                   }, warn: warn)
     }
 
-    /// A still for `/recordings`' cards: the first picture, 320 pixels wide.
-    static func recordingThumbnail(path: String) -> [UInt8]? {
-        guard let generator = try? AssetImageGenerator(path: path),
-              let image = try? generator.image(at: 0, exact: false) else { return nil }
-        let source = image.picture
-        let width = 320
-        let height = max(2, Int((Double(width) * Double(source.height) / Double(max(1, source.width))).rounded()) & ~1)
-        let picture = Pictures.scaled(source, width: width, height: height)
-        if !image.isFullRange { Pictures.expandToFullRange(picture) }
-        return try? Pictures.jpeg(picture, quality: 75)
-    }
-
     /// The templates' folders and names, for `/recordings`.
-    static func librarySources(recording: OutputTemplate?, clips: OutputTemplate?, device: String,
-                               preset: String?) throws -> [RecordingLibrary.Source] {
-        try [(recording, "recording"), (clips, "clip")].compactMap { template, kind in
+    func librarySources() throws -> [RecordingLibrary.Source] {
+        let (device, preset) = (plan.deviceName, plan.presetNames)
+        return try [(plan.template, "recording"), (plan.events?.template, "clip")].compactMap { template, kind in
             guard let template, !template.isStandardOutput, let directory = template.fixedDirectory else { return nil }
             return try RecordingLibrary.Source(kind: kind, directory: directory,
                                                pattern: template.fileNamePatternText(device: device, preset: preset))
