@@ -47,6 +47,14 @@ def main():
             rows.append((seconds, name, path.stem))
     for seconds, name, lane in sorted(rows, reverse=True)[:count]:
         print(f"{seconds:8.1f}  {lane:5}  {name}")
+    # The suites by the time of their tests' cases, summed: what to move to balance the lanes.
+    suites = {}
+    for seconds, name, lane in rows:
+        key = (name.split(".")[0], lane)
+        suites[key] = suites.get(key, 0) + seconds
+    print("=== the suites by their tests' time (seconds, lane.step)")
+    for (suite, lane), seconds in sorted(suites.items(), key=lambda item: -item[1])[:count * 2]:
+        print(f"{seconds:8.1f}  {lane:5}  {suite}")
 
 
 main()

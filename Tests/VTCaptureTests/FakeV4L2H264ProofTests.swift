@@ -42,16 +42,19 @@ struct FakeV4L2H264ProofTests {
         let camera = try FakeCamera(knobs: [.formats(Self.formats)])
         let output = camera.file("keyframes.h264")
         let control = period.map { ["--set-ctrl=h264_i_frame_period=\($0)"] } ?? []
+        // 32 buffers, a second of pictures: a client the loaded suite holds back for longer than
+        // 16 buffers last (half a second) would have the camera drop pictures, as a real one does.
         let result = try camera.v4l2ctl(control + ["--set-fmt-video=width=320,height=240,pixelformat=H264",
-                                                   "--stream-mmap=16", "--stream-count=61", "--stream-to=\(output)"])
+                                                   "--stream-mmap=32", "--stream-count=61", "--stream-to=\(output)"])
         try #require(result.status == 0, "\(result.transcript)")
         let probe = try ChildProcess.run(["ffprobe", "-v", "error", "-show_entries", "frame=key_frame", "-of", "csv=p=0",
                                           output], environment: ProcessInfo.processInfo.environment,
                                          timeout: .seconds(30))
         try #require(probe.status == 0, "\(probe.transcript)")
         let flags = probe.standardOutputText.split(separator: "\n").map { $0.hasPrefix("1") }
-        #expect(flags.count == 61)
-        #expect(flags.indices.filter { flags[$0] } == keyframes)
+        let report = try camera.report()
+        #expect(flags.count == 61, "\(report)")
+        #expect(flags.indices.filter { flags[$0] } == keyframes, "\(report)")
     }
 
     @Test func ffmpegCopiesTheCamerasH264() throws {

@@ -14,6 +14,8 @@ public final class NetworkInterrupt: Sendable {
     /// CLOCK_MONOTONIC nanoseconds after which every call gives up, whatever its own deadline
     /// (the time left to a stream at the end of a recording); 0 for none.
     private let lastDeadline = Atomic<Int64>(0)
+    /// The milliseconds `endBy` gave, for the error that says so.
+    private let lastAllowance = Atomic<Int64>(0)
 
     public init() {}
 
@@ -29,11 +31,20 @@ public final class NetworkInterrupt: Sendable {
 
     /// Every call from now on gives up `seconds` from now at the latest, and after that at once.
     public func endBy(_ seconds: Double) {
+        lastAllowance.store(Int64(seconds * 1000), ordering: .relaxed)
         lastDeadline.store(MonotonicClock.nanoseconds() + Int64(seconds * 1e9), ordering: .releasing)
     }
 
     /// Calls from now on may take as long as they take (until a stop or `endBy`).
     func noDeadline() { deadline.store(0, ordering: .releasing) }
+
+    /// The seconds `endBy` gave when they have run out (the recording ended and the call did
+    /// not finish in the time left to it), else nil.
+    var endAllowanceSpent: Double? {
+        let last = lastDeadline.load(ordering: .acquiring)
+        guard last != 0, MonotonicClock.nanoseconds() >= last else { return nil }
+        return Double(lastAllowance.load(ordering: .relaxed)) / 1000
+    }
 
     /// Whether the call in progress should give up now.
     var isDue: Bool {

@@ -185,14 +185,25 @@ public final class NetworkOutput: MediaOutput {
     /// The error of a libavformat status, saying why a call gave up when it was made to.
     private func failure(_ status: Int32, _ what: String) -> OutputError {
         let url = destination.description
-        if interrupt.isStopped { return .network(url: url, reason: "stopped while trying to \(what)") }
-        if interrupt.isDue {
-            if connecting {
-                return .network(url: url, reason: String(format: "no answer within %g s", settings.connectTimeout))
-            }
-            return .network(url: url, reason: String(format: "the receiver took no data for %g s", settings.stallTimeout))
+        if let reason = Self.givingUp(interrupt, connecting: connecting, what: what, settings: settings) {
+            return .network(url: url, reason: reason)
         }
         // RTSP connects in its header, SRT, UDP and RTMP before it: either way, connecting.
         return .network(url: url, reason: "cannot \(connecting ? "connect" : what): \(FFmpegLibraries.errorText(status))")
+    }
+
+    /// Why a call gave up when `interrupt` made it, or nil when it did not: a stop, the time
+    /// left to a stream at the recording's end, or the call's own time (to connect, or for
+    /// the receiver to take a packet).
+    static func givingUp(_ interrupt: NetworkInterrupt, connecting: Bool, what: String, settings: Settings) -> String? {
+        if interrupt.isStopped { return "stopped while trying to \(what)" }
+        guard interrupt.isDue else { return nil }
+        // The recording's end, not the receiver, set this deadline.
+        if let spent = interrupt.endAllowanceSpent {
+            return String(format: "the recording ended and the stream could not %@ in the %g s a stream has to end",
+                          what, spent)
+        }
+        if connecting { return String(format: "no answer within %g s", settings.connectTimeout) }
+        return String(format: "the receiver took no data for %g s", settings.stallTimeout)
     }
 }
