@@ -95,9 +95,7 @@ run: build
 # wait on real time (the stream tests with their receivers, relays and media servers; the
 # container and sound trials, each suite one recording at a time), then half of the command
 # line's other tests; the modules' own tests, then the other half, with the tests of
-# --encoder copy. The camera lane ends earliest, so two suites of that other half (VA-API
-# recordings through the fake driver, segments) run after its camera tests instead; the
-# slowest tests and suites, listed at the end of every run, say what to move next. (A fourth lane for those made the run shorter, but the load beside the camera
+# --encoder copy. (A fourth lane for those made the run shorter, but the load beside the camera
 # and stream tests made their recordings miss frames.) Then the tests that need
 # both cores to themselves run on their own: those of --realtime adaptive, which check how the
 # speed controller answers an encoder's cost; those of an encoder slower than the camera
@@ -125,11 +123,9 @@ TEST_QUIET := srtThroughALossyRelay|srtAtLatency500ThroughALossyLinkDecodesClean
 # The first half of the command line's other suites; the second is whatever is left, so a new
 # suite is never left out.
 TEST_CLI_FIRST := VTRecordCLITests\.(BatchTests|BrowserPlaybackTests|CameraDiscoveryTests|CommandLineTests|DecoderSelectionTests|DecompressionSessionTests|DocumentationTests|FuzzCLITests|FuzzRegressionTests|HTTPServerTests|InstallTests|MP4OutputTests|MuxedOutputTests|OutputTests|PresetTests)/
-# The suites that run after the camera tests.
-TEST_CLI_LATE := VTRecordCLITests\.(VAAPIRecordingTests|SegmentTests)/
-TEST_LANES := "--filter CameraRecordingTests --skip $(TEST_ALONE) ; --filter $(TEST_CLI_LATE)" \
+TEST_LANES := "--filter CameraRecordingTests --skip $(TEST_ALONE)" \
               "--filter $(TEST_WAITING) --skip $(TEST_QUIET)|$(TEST_ALONE) ; --filter $(TEST_CLI_FIRST)" \
-              "--skip VTRecordCLITests ; --filter VTRecordCLITests --skip CameraRecordingTests|$(TEST_WAITING)|$(TEST_CLI_FIRST)|$(TEST_CLI_LATE)" \
+              "--skip VTRecordCLITests ; --filter VTRecordCLITests --skip CameraRecordingTests|$(TEST_WAITING)|$(TEST_CLI_FIRST)" \
               -- "--filter $(TEST_ALONE) --skip $(TEST_ALONE_COPY) ; --filter $(TEST_ALONE_COPY)" -- "--filter $(TEST_QUIET)"
 test: test-deps
 	@log=$$(mktemp); status=0; $(SWIFT) build --build-tests $(TEST_BUILD_FLAGS) >$$log 2>&1 || status=$$?; cat $$log; \
