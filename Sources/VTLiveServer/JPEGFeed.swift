@@ -1,16 +1,18 @@
 import NIOCore
 import Synchronization
 
-/// The pictures of `/stream.mjpeg` and `/snapshot.jpg`: the newest JPEG, which each client
-/// takes when it is ready for one. A client that reads slowly gets fewer pictures, never a
-/// backlog: only the newest is held, whatever the number of clients.
+/// The pictures of `/stream.mjpeg` and `/snapshot.jpg`: the newest JPEGs, which each client
+/// takes when it is ready for one. A client held back for a moment (a busy machine, a
+/// scheduler's pause) takes up where it left off from the `kept` newest, shared by every
+/// client; one that reads slowly for longer gets fewer pictures, never a backlog of its own.
 ///
 /// The JPEGs are the camera's own (an MJPEG camera: its bytes as they came, no encode) or made
 /// from the recording's pictures, and only while someone wants them (`wanted`).
 public final class JPEGFeed: Sendable {
     private struct State {
-        var latest: ByteBuffer?
         var sequence: UInt64 = 0
+        /// The newest JPEGs, oldest first.
+        var recent: [(sequence: UInt64, buffer: ByteBuffer)] = []
         var waiters: [UInt64: CheckedContinuation<(ByteBuffer, UInt64)?, Never>] = [:]
         var nextWaiter: UInt64 = 0
         var clients = 0
@@ -21,6 +23,8 @@ public final class JPEGFeed: Sendable {
     public let maxClients: Int
     /// True when the JPEGs are the camera's own.
     public let fromCamera: Bool
+    /// The JPEGs held for a client that comes back late: a sixth of a second at 30 fps.
+    static let kept = 5
     private let state = Mutex(State())
 
     public init(maxClients: Int = 64, fromCamera: Bool) {
@@ -39,7 +43,8 @@ public final class JPEGFeed: Sendable {
     public func publish(_ buffer: ByteBuffer) {
         let ready: [(CheckedContinuation<(ByteBuffer, UInt64)?, Never>, UInt64)] = state.withLock { state in
             state.sequence += 1
-            state.latest = buffer
+            state.recent.append((state.sequence, buffer))
+            if state.recent.count > Self.kept { state.recent.removeFirst(state.recent.count - Self.kept) }
             let ready = state.waiters.values.map { ($0, state.sequence) }
             state.waiters.removeAll()
             return ready
@@ -71,21 +76,25 @@ public final class JPEGFeed: Sendable {
 
     func leave() { state.withLock { $0.clients -= 1 } }
 
-    /// The first picture after `sequence` (0: the next one made), waiting for it at most
-    /// `timeout` (nil: as long as it takes); nil once the recording is over or when none came
-    /// in time.
+    /// The first picture after `sequence` (0: the next one made), or the oldest kept when it is
+    /// gone, waiting for it at most `timeout` (nil: as long as it takes); nil once the recording
+    /// is over or when none came in time.
     func next(after sequence: UInt64, timeout: Duration?) async -> (ByteBuffer, UInt64)? {
         await withCheckedContinuation { continuation in
-            let registered: UInt64? = state.withLock { state in
-                if state.ended { return nil }
-                if sequence > 0, state.sequence > sequence, state.latest != nil { return nil }
+            enum Answer { case ready((ByteBuffer, UInt64)?), waiting(UInt64) }
+            let answer: Answer = state.withLock { state in
+                if state.ended { return .ready(nil) }
+                if sequence > 0, state.sequence > sequence,
+                   let kept = state.recent.first(where: { $0.sequence > sequence }) {
+                    return .ready((kept.buffer, kept.sequence))
+                }
                 state.nextWaiter += 1
                 state.waiters[state.nextWaiter] = continuation
-                return state.nextWaiter
+                return .waiting(state.nextWaiter)
             }
-            guard let registered else {
-                let now = state.withLock { state in state.ended ? nil : state.latest.map { ($0, state.sequence) } }
-                return continuation.resume(returning: now)
+            guard case .waiting(let registered) = answer else {
+                if case .ready(let now) = answer { continuation.resume(returning: now) }
+                return
             }
             guard let timeout else { return }
             Task { [weak self] in
