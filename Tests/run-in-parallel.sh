@@ -90,9 +90,9 @@ for argument in "$@"; do
 done
 [ ${#stage[@]} -gt 0 ] && run_stage "${stage[@]}"
 
-# The tests that took longest from their start to their end, from each process's event stream:
+# The tests that took longest in their cases, from each process's event stream:
 # the critical path of the next change to the lanes.
-echo "=== the slowest tests (seconds from start to end, lane.step)"
+echo "=== the slowest tests (seconds in their cases, summed; lane.step)"
 /usr/bin/env python3 "$(dirname "$0")/slowest-tests.py" "$logs" 15 || true
 
 if [ $status -ne 0 ]; then

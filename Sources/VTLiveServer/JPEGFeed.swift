@@ -81,21 +81,19 @@ public final class JPEGFeed: Sendable {
     /// is over or when none came in time.
     func next(after sequence: UInt64, timeout: Duration?) async -> (ByteBuffer, UInt64)? {
         await withCheckedContinuation { continuation in
-            enum Answer { case ready((ByteBuffer, UInt64)?), waiting(UInt64) }
-            let answer: Answer = state.withLock { state in
-                if state.ended { return .ready(nil) }
-                if sequence > 0, state.sequence > sequence,
-                   let kept = state.recent.first(where: { $0.sequence > sequence }) {
-                    return .ready((kept.buffer, kept.sequence))
+            // Answered at once (nil: the recording is over), or registered to wait.
+            var now: (ByteBuffer, UInt64)?
+            let registered: UInt64? = state.withLock { state in
+                if state.ended { return nil }
+                if sequence > 0, let kept = state.recent.first(where: { $0.sequence > sequence }) {
+                    now = (kept.buffer, kept.sequence)
+                    return nil
                 }
                 state.nextWaiter += 1
                 state.waiters[state.nextWaiter] = continuation
-                return .waiting(state.nextWaiter)
+                return state.nextWaiter
             }
-            guard case .waiting(let registered) = answer else {
-                if case .ready(let now) = answer { continuation.resume(returning: now) }
-                return
-            }
+            guard let registered else { return continuation.resume(returning: now) }
             guard let timeout else { return }
             Task { [weak self] in
                 try? await Task.sleep(for: timeout)

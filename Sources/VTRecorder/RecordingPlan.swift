@@ -259,7 +259,8 @@ public struct RecordingPlan: Sendable {
             + "\(formatSeconds(preRoll)) instead, so each clip starts within its pre-roll"
     }
 
-    static func formatSeconds(_ seconds: Double) -> String {
+    /// `5s`, `0.5s`: seconds as the options take them.
+    public static func formatSeconds(_ seconds: Double) -> String {
         seconds == seconds.rounded() ? "\(Int(seconds))s" : String(format: "%gs", seconds)
     }
 }

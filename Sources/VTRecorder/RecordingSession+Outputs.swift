@@ -128,7 +128,7 @@ extension RecordingSession {
     }
 
     /// "seg-{n}.h264, a new file every 2 s, keeping the newest 3".
-    public static func describe(_ policy: SegmentPolicy, template: OutputTemplate, maxFiles: Int?) -> String {
+    static func describe(_ policy: SegmentPolicy, template: OutputTemplate, maxFiles: Int?) -> String {
         var rules: [String] = []
         if let duration = policy.duration { rules.append(String(format: "every %g s", duration)) }
         if let bytes = policy.maxBytes { rules.append("at \(formatDecimalQuantity(bytes)) bytes") }

@@ -124,7 +124,7 @@ struct EventOptions: ParsableArguments {
             throw ValidationError(error.message)
         }
         if preRollSeconds > Self.longestPreRoll {
-            throw ValidationError("--pre-roll \(formatSeconds(preRollSeconds)) is longer than vtrecord holds: at most \(Int(Self.longestPreRoll))s")
+            throw ValidationError("--pre-roll \(RecordingPlan.formatSeconds(preRollSeconds)) is longer than vtrecord holds: at most \(Int(Self.longestPreRoll))s")
         }
         if let recording, !NetworkDestination.looksLikeURL(recording), recording != "-",
            URL(fileURLWithPath: recording).standardizedFileURL.path == URL(fileURLWithPath: events).standardizedFileURL.path {
@@ -137,10 +137,6 @@ struct EventOptions: ParsableArguments {
                 throw ValidationError(error.message)
             }
         }
-    }
-
-    private func formatSeconds(_ seconds: Double) -> String {
-        seconds == seconds.rounded() ? "\(Int(seconds))s" : String(format: "%gs", seconds)
     }
 }
 
