@@ -23,6 +23,10 @@ set -u
 cd "$(dirname "$0")/.."
 bundle=$(swift build --show-bin-path)/vtrecordPackageTests.xctest
 [ -x "$bundle" ] || { echo "no test bundle at $bundle: build with swift build --build-tests"; exit 1; }
+# Every test in exactly one lane step: a test in two would run beside itself (or beside what it
+# must not run beside), and a test in none would never run.
+/usr/bin/env python3 "$(dirname "$0")/lane-check.py" "$bundle" "$@" || {
+  echo "the lanes above select a test twice or not at all: mend TEST_LANES in the Makefile"; exit 1; }
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 status=0

@@ -110,6 +110,8 @@
 //                                  the pause starts and "fake-v4l2: resumed after PHASE" as it
 //                                  ends, so a test can signal the client while it is in that
 //                                  phase. Signals do not cut the pause short. Once per process.
+//                                  After the pause, "fake-v4l2: released the camera" once the
+//                                  client has closed the device and unmapped every buffer.
 //   FAKE_V4L2_SIGNAL_AT=N[,N…]     The DQBUF that hands out the frame with sequence N sends the
 //                                  process SIGUSR1 (at most 16 frames): an event at a known
 //                                  frame, as a motion sensor wired to the recorder would give.

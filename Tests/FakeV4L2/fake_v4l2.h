@@ -179,6 +179,10 @@ FV_HIDDEN const char *fv_phase_name(enum fv_phase phase);
 // time the configured phase is reached, and says whether it did, so the caller can look again
 // at state that may have changed meanwhile.
 FV_HIDDEN bool fv_pause_at(enum fv_phase phase);
+// Called with the lock held after a close or an munmap: once a pause has happened and the
+// client has given the camera back (no descriptor open, no buffer mapped), writes
+// "fake-v4l2: released the camera" to standard error, once.
+FV_HIDDEN void fv_note_release(void);
 
 // ---- timing.c ----
 

@@ -208,6 +208,7 @@ static int close_fd(int fd) {
         fv_lock();
         fv_close_handle(fd);
         fv_trace("close(%d)", fd);
+        fv_note_release();
         fv_unlock();
     }
     return fv_real.close(fd);

@@ -92,5 +92,6 @@ void fv_forget_mapping(void *address, size_t length) {
             link = &mapping->next;
         }
     }
+    fv_note_release();
     fv_unlock();
 }

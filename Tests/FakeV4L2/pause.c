@@ -91,3 +91,12 @@ bool fv_pause_at(enum fv_phase phase) {
     if (dprintf(2, "fake-v4l2: resumed after %s\n", name) < 0) abort();
     return true;
 }
+
+// A test that signals a client twice (once to stop, again while it drains what it holds) waits
+// for this line: the stop has given the camera back, so the second signal lands in the drain.
+void fv_note_release(void) {
+    static bool noted;
+    if (!fv.pause_reached || noted || fv.open_handles > 0 || fv_mapping_count() > 0) return;
+    noted = true;
+    if (dprintf(2, "fake-v4l2: released the camera\n") < 0) abort();
+}

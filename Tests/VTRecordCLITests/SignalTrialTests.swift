@@ -151,11 +151,12 @@ extension CameraRecordingTests {
             }
             if trial.signals.count == 2 {
                 if trial.phase == .drain {
-                    // Capture ends as soon as the camera hands out the frame it paused on; the
-                    // encoder is then draining what it holds.
-                    check(child.waitForStandardError(containing: "fake-v4l2: resumed after", timeout: .seconds(10)),
-                          "the camera never resumed")
-                    Thread.sleep(forTimeInterval: 0.3)
+                    // Capture ends as soon as the camera hands out the frame it paused on, and the
+                    // camera is given back; the encoder is then draining what it holds (about a
+                    // second). The second signal goes once the camera says it was given back:
+                    // on a loaded machine that took more than the 0.3 s once waited here.
+                    check(child.waitForStandardError(containing: "fake-v4l2: released the camera", timeout: .seconds(10)),
+                          "the camera was never given back after the first signal")
                 }
                 child.send(trial.signals[1])
             }
