@@ -21,8 +21,9 @@
 # machine, and two opening the database at once found it locked and ran no test.
 set -u
 cd "$(dirname "$0")/.."
-bundle=$(swift build --show-bin-path)/vtrecordPackageTests.xctest
-[ -x "$bundle" ] || { echo "no test bundle at $bundle: build with swift build --build-tests"; exit 1; }
+# TEST_BIN_PATH: the build's products folder (the Makefile's test build); else the debug build's.
+bundle=${TEST_BIN_PATH:-$(swift build --show-bin-path)}/vtrecordPackageTests.xctest
+[ -x "$bundle" ] || { echo "no test bundle at $bundle: build it first (make test does)"; exit 1; }
 # Every test in exactly one lane step: a test in two would run beside itself (or beside what it
 # must not run beside), and a test in none would never run.
 /usr/bin/env python3 "$(dirname "$0")/lane-check.py" "$bundle" "$@" || {

@@ -39,16 +39,17 @@ public final class RecordingCommands: Sendable {
     private let parts = Mutex(Parts())
     private let events: EventInbox?
     private let stopRequest: StopRequest
-    private let stopping: @Sendable (String) -> Void
+    private let stopping: @Sendable (_ who: String, _ againAborts: Bool) -> Void
     /// How long a still is waited for: the next picture, a JPEG and a write.
     public let stillWait: Double
     /// Whether `snapshot(to:)` may replace an existing file (`--overwrite`).
     private let overwrite: Bool
 
     /// `events`: where event requests go, nil without `--events`. `stopping` is told who
-    /// asked for a stop (to say so, and to give publishing its time to end) before the stop.
+    /// asked for a stop, and whether asking again aborts (a signal sent twice), to say so and
+    /// to give publishing its time to end, before the stop.
     public init(events: EventInbox?, stop: StopRequest, overwrite: Bool, stillWait: Double = 5,
-                stopping: @escaping @Sendable (String) -> Void) {
+                stopping: @escaping @Sendable (_ who: String, _ againAborts: Bool) -> Void) {
         self.events = events
         self.stopRequest = stop
         self.overwrite = overwrite
@@ -81,9 +82,10 @@ public final class RecordingCommands: Sendable {
         events.add(EventRequest(source: source, kind: .end))
     }
 
-    /// A clean stop, asked for by `who` (SIGINT, POST /stop, the control socket).
-    public func stop(by who: String) {
-        stopping(who)
+    /// A clean stop, asked for by `who` (SIGINT, POST /stop, the control socket); a second
+    /// request `againAborts` the recording (the stop signals').
+    public func stop(by who: String, againAborts: Bool = false) {
+        stopping(who, againAborts)
         stopRequest.stopCleanly()
     }
 

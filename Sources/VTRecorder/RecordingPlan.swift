@@ -176,9 +176,13 @@ public struct RecordingPlan: Sendable {
     /// `--timing`, or what the container calls for.
     public var requestedTiming: FrameTiming
     public var limits: RecordingLimits
-    /// `--snapshot PATH` every `snapshotInterval` seconds.
-    public var snapshot: String?
-    public var snapshotInterval: Double = 1
+    /// `--snapshot PATH`: a still replaced every `interval` seconds of the recording.
+    public struct Snapshot: Sendable, Equatable {
+        public var path: String
+        public var interval: Double
+        public init(path: String, interval: Double) { (self.path, self.interval) = (path, interval) }
+    }
+    public var snapshot: Snapshot?
     public var timestamps: String?
     public var overwrite = false
     public var quiet = false

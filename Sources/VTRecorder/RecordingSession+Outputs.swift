@@ -10,9 +10,8 @@ extension RecordingSession {
     /// The recording and what is written beside it, opened when the first frame comes.
     func makeOutputs(writerSettings: AssetWriter.Settings, interrupt: NetworkInterrupt, clips: EventClips?,
                      liveFeed: (any MediaOutput)?) throws -> any MediaOutput {
-        let plan = plan, logger = logger, quiet = plan.quiet
+        let plan = plan, notice = notice, warn = warn
         let source = plan.inputName == "-" ? "standard input" : plan.inputName
-        let warn: @Sendable (String) -> Void = { text in logger.warning("\(text)") }
         let recording: any MediaOutput
         if let destination = plan.destination {
             recording = try NetworkOutput(
@@ -20,7 +19,7 @@ extension RecordingSession {
                 settings: NetworkOutput.Settings(frameRate: writerSettings.frameRate, audio: writerSettings.audio,
                                                  metadata: writerSettings.metadata),
                 interrupt: interrupt)
-            if !quiet { logger.notice("publishing \(source) to \(destination)") }
+            notice("publishing \(source) to \(destination)")
         } else if let template = plan.template {
             let writer = try SegmentedOutput(template: template, policy: plan.segments, device: plan.deviceName,
                                              preset: plan.presetNames, maxFiles: plan.maxFiles,
@@ -29,15 +28,15 @@ extension RecordingSession {
                                              open: { path throws(OutputError) in
                                                  try AssetWriter.open(path: path, settings: writerSettings)
                                              })
-            if !quiet && !template.isStandardOutput {
+            if !template.isStandardOutput {
                 let target = plan.segments.map { Self.describe($0, template: template, maxFiles: plan.maxFiles) }
                     ?? writer.currentPath
-                logger.notice("recording \(source) to \(target)")
+                notice("recording \(source) to \(target)")
             }
             recording = writer
         } else if let clips {
             recording = clips
-            if !quiet { logger.notice("keeping event clips of \(source) as \(clips.settings.template)") }
+            notice("keeping event clips of \(source) as \(clips.settings.template)")
         } else {
             preconditionFailure("a recording is a file, a stream or event clips")
         }
@@ -56,9 +55,8 @@ extension RecordingSession {
     /// With a source that is not live, a full queue makes the encoder wait rather than drop.
     func branch(_ branch: RecordingPlan.Branch, index: Int, writerSettings: AssetWriter.Settings) -> OutputBranch {
         let interrupt = NetworkInterrupt()
-        let logger = logger, device = plan.deviceName, preset = plan.presetNames, live = plan.realTime.isLive
-        let say: @Sendable (String) -> Void = { text in logger.warning("\(text)") }
-        if !plan.quiet { logger.notice("also writing to \(branch.name)") }
+        let device = plan.deviceName, preset = plan.presetNames, live = plan.realTime.isLive, say = warn
+        notice("also writing to \(branch.name)")
         switch branch.target {
         case .network(let destination):
             let settings = NetworkOutput.Settings(frameRate: writerSettings.frameRate, audio: writerSettings.audio,
@@ -101,7 +99,7 @@ extension RecordingSession {
     /// `--events`: the clips, or nil without it. Clips number on from those a previous run left.
     func eventClips(writerSettings: AssetWriter.Settings, inbox: EventInbox) throws -> EventClips? {
         guard let events = plan.events else { return nil }
-        let template = events.template, logger = logger, quiet = plan.quiet
+        let template = events.template, notice = notice
         // A folder that is not there (or not writable) would fail only at the first event:
         // refused now, before anything is written, as -o into it is.
         if let directory = template.fixedDirectory, access(directory, W_OK) != 0 {
@@ -119,11 +117,9 @@ extension RecordingSession {
             audioSampleRate: fileSettings.audio?.sampleRate, onEvent: events.onEvent)
         return EventClips(settings: clipSettings, inbox: inbox,
                           open: { path throws(OutputError) in try AssetWriter.open(path: path, settings: fileSettings) },
-                          say: { text in logger.warning("\(text)") },
+                          say: warn,
                           closed: { clip in
-                              if !quiet {
-                                  logger.notice("event clip \(clip.file): \(clip.frames) frames, \(String(format: "%.1f", clip.preRoll)) s before the event")
-                              }
+                              notice("event clip \(clip.file): \(clip.frames) frames, \(String(format: "%.1f", clip.preRoll)) s before the event")
                           })
     }
 
@@ -151,8 +147,8 @@ extension RecordingSession {
     /// they came have no picture to make a still of (an MJPEG camera's stills are its JPEGs).
     func makeStills(commands: RecordingCommands, copiesH264: Bool, fullRange: Bool,
                     warn: @escaping @Sendable (String) -> Void) throws -> StillTaker? {
-        let stills = copiesH264 ? nil : try plan.snapshot.map { path in
-            try Self.stillTaker(path: path, interval: plan.snapshotInterval, fullRange: fullRange, warn: warn)
+        let stills = copiesH264 ? nil : try plan.snapshot.map { snapshot in
+            try Self.stillTaker(path: snapshot.path, interval: snapshot.interval, fullRange: fullRange, warn: warn)
         } ?? (plan.controlSocket != nil || plan.http != nil ? StillTaker(requestsOnly: warn) : nil)
         if let stills {
             commands.attach(stills: .taker(stills, jpeg: { still in try Self.stillJPEG(still, fullRange: fullRange) }))

@@ -45,16 +45,23 @@ public struct RecordingSession: Sendable {
     /// Seconds a published recording has after a stop to send the end of its stream.
     public static let publishedEndingTime = 5.0
 
+    /// What the recording says as it goes, unless --quiet.
+    var notice: @Sendable (String) -> Void {
+        let quiet = plan.quiet, logger = logger
+        return { text in if !quiet { logger.notice("\(text)") } }
+    }
+
+    /// What it could not do as asked: said even with --quiet.
+    var warn: @Sendable (String) -> Void {
+        let logger = logger
+        return { text in logger.warning("\(text)") }
+    }
+
     /// Runs the recording; throws what stops it before its first frame can be taken (a source
     /// or an output that cannot open, a port in use), and returns how it ended otherwise.
     public func run() throws -> Outcome {
-        let plan = plan, logger = logger, quiet = plan.quiet
-        if !quiet {
-            for notice in plan.notices { logger.notice("\(notice)") }
-        }
-        // What the recording could not do as asked, unless --quiet; warnings always.
-        let notice: @Sendable (String) -> Void = { text in if !quiet { logger.notice("\(text)") } }
-        let warn: @Sendable (String) -> Void = { text in logger.warning("\(text)") }
+        let plan = plan, logger = logger, quiet = plan.quiet, notice = notice, warn = warn
+        plan.notices.forEach(notice)
         // Listening from the start: a camera can take its time to open, and a signal meanwhile
         // must not wait for it (nor two signals merge into one while nobody takes them).
         let stop = StopRequest()
@@ -66,13 +73,12 @@ public struct RecordingSession: Sendable {
         // What signals, the control socket and HTTP ask of the recording, one path for all.
         let commands = RecordingCommands(
             events: plan.events == nil ? nil : inbox, stop: stop, overwrite: plan.overwrite,
-            stopping: { who in
-                // A signal sent again aborts.
-                notice("\(who): finishing the recording\(who.hasPrefix("SIG") ? " (send it again to abort)" : "")")
+            stopping: { who, againAborts in
+                notice("\(who): finishing the recording\(againAborts ? " (send it again to abort)" : "")")
                 recordingInterrupt.endBy(Self.publishedEndingTime)
             })
         StopSignals.start(
-            onFirst: { name in commands.stop(by: name) },
+            onFirst: { name in commands.stop(by: name, againAborts: true) },
             onSecond: { stop.abortProcess(exitStatus: ExitStatus.aborted.rawValue) },
             onEvent: {
                 do throws(RecordingCommands.Refusal) {
@@ -165,12 +171,14 @@ public struct RecordingSession: Sendable {
         configuration.audio = audio
         configuration.motion = motion
         configuration.liveResults = liveServer != nil
-        configuration.liveJPEGs = copied == .h264 ? nil : liveServer.map { server in
-            Self.liveJPEGs(server.jpegs, http: plan.http!, fullRange: fullRange, warn: warn)
+        if let http = plan.http {
+            configuration.liveJPEGs = copied == .h264 ? nil : liveServer.map { server in
+                Self.liveJPEGs(server.jpegs, http: http, fullRange: fullRange, warn: warn)
+            }
+            configuration.liveEncoding = http.hasLiveEncode ? liveFeed.map { feed in
+                Self.liveEncoding(http, output: feed, format: format, warn: warn)
+            } : nil
         }
-        configuration.liveEncoding = plan.http?.hasLiveEncode == true ? liveFeed.map { feed in
-            Self.liveEncoding(plan.http!, output: feed, format: format, warn: warn)
-        } : nil
         configuration.notice = notice
         configuration.warn = warn
         let copies: VideoCodec = camera?.negotiation.format == .h264 ? .h264 : .mjpeg

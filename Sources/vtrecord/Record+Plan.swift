@@ -88,8 +88,7 @@ extension Record {
                                              required: sound.audioRequired)
         }
         plan.vaDevice = encoder.vaDevice
-        plan.snapshot = output.snapshot
-        plan.snapshotInterval = output.snapshotInterval ?? 1
+        plan.snapshot = output.snapshot.map { RecordingPlan.Snapshot(path: $0, interval: output.snapshotEvery?.seconds ?? 10) }
         plan.timestamps = input.timestamps
         plan.overwrite = output.overwrite
         plan.quiet = output.quiet

@@ -129,9 +129,6 @@ struct OutputOptions: ParsableArguments {
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("How often --snapshot is replaced, in the recording's time (default 10s).", valueName: "time"), transform: DurationArgument.parse)
     var snapshotEvery: DurationArgument?
 
-    /// `--snapshot`'s interval in seconds; nil without `--snapshot`.
-    var snapshotInterval: Double? { snapshot.map { _ in snapshotEvery?.seconds ?? 10 } }
-
     /// When the output is split into files; nil for one file.
     var segmentPolicy: SegmentPolicy? {
         guard segmentTime != nil || segmentSize != nil else { return nil }

@@ -101,7 +101,9 @@ struct VTRecord: ParsableCommand {
                 let resolution = try PresetResolution.resolve(typed)
                 do {
                     command = try parseAsRoot((named ? [Record._commandName] : []) + resolution.arguments)
-                } catch where exitCode(for: error) == .validationFailure {
+                } catch where !resolution.presets.isEmpty && exitCode(for: error) == .validationFailure {
+                    // Only a preset can have set what the message names. Without one the error
+                    // goes on as it is: each message the parser makes costs it a help text.
                     throw resolution.locating(message(for: error), commandLine: typed) ?? error
                 }
             }

@@ -16,6 +16,9 @@ struct CommandTree {
         var documentedOptions: Set<String>
         /// Whether it has subcommands (`presets`); such a command may be only a name for them.
         var hasSubcommands: Bool
+        /// Names that more than one of its options answer to (swift-argument-parser refuses
+        /// them only in a build that defines DEBUG, which the tests' build does not).
+        var sharedNames: [String] = []
 
         var name: String { (["vtrecord"] + path).joined(separator: " ") }
     }
@@ -37,15 +40,17 @@ struct CommandTree {
         func walk(_ command: ToolInfo.Command, path: [String]) {
             var options: Set<String> = []
             var documented: Set<String> = []
+            var shared: [String] = []
             for argument in command.arguments ?? [] where argument.kind != "positional" {
                 let names = (argument.names ?? []).map(\.spelling)
+                shared += names.filter { options.contains($0) }
                 options.formUnion(names)
                 if argument.shouldDisplay { documented.formUnion(names) }
             }
             if !path.isEmpty { documented.subtract(Self.parserOptions) }
             let subcommands = (command.subcommands ?? []).filter { $0.commandName != "help" }
             commands.append(Command(path: path, options: options, documentedOptions: documented,
-                                    hasSubcommands: !subcommands.isEmpty))
+                                    hasSubcommands: !subcommands.isEmpty, sharedNames: shared))
             for sub in subcommands {
                 walk(sub, path: path + [sub.commandName])
             }

@@ -31,6 +31,18 @@ import Testing
         }
     }
 
+    /// Each option name belongs to one option of a command. swift-argument-parser checks this
+    /// only where DEBUG is defined, and the tests' build leaves it out (see docs/testing.md).
+    @Test func noOptionNameIsGivenToTwoOptions() throws {
+        let tree = try CommandTree.ofBuiltBinary()
+        for command in tree.commands {
+            #expect(command.sharedNames.isEmpty, "\(command.name): \(command.sharedNames.sorted()) name two options each")
+        }
+        // The reading itself: a dump with one name twice.
+        let twice = #"{"serializationVersion":0,"command":{"commandName":"x","arguments":[{"kind":"option","names":[{"kind":"long","name":"a"}],"shouldDisplay":true,"isOptional":true,"isRepeating":false},{"kind":"flag","names":[{"kind":"long","name":"a"}],"shouldDisplay":true,"isOptional":true,"isRepeating":false}]}}"#
+        #expect(try CommandTree(dumpHelpJSON: Data(twice.utf8)).root.sharedNames == ["--a"])
+    }
+
     /// Each command has an entry of its own in the man page, and each of its options an entry
     /// within it; the man page has no entry for an option the binary lacks.
     @Test func manPageHasAnEntryForEveryCommandAndOption() throws {

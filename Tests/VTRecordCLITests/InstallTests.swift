@@ -139,8 +139,8 @@ import Testing
         }
     }
 
-    /// make in the package root, at low priority, installing the debug build the tests already
-    /// made (CONFIG=debug): the layout is what is tested, and a release build of the whole
+    /// make in the package root, at low priority, installing the build the tests already made
+    /// (CONFIG=test): the layout is what is tested, and an optimized build of the whole
     /// package with SwiftNIO and Hummingbird took 13 minutes here beside the other tests.
     ///
     /// The `swift test` running this test holds SwiftPM's lock on .build until it ends, so a
@@ -148,7 +148,7 @@ import Testing
     /// point: the tests are built and nothing else builds while they run.
     static func make(_ arguments: [String]) throws -> ProcessResult {
         try Tools.run("nice", ["-n", "19", "make", "--no-print-directory"] + arguments
-                      + ["SWIFT_BUILD_FLAGS=--ignore-lock", "CONFIG=debug"],
+                      + ["SWIFT_BUILD_FLAGS=--ignore-lock", "CONFIG=test"],
                       cwd: DocumentationTests.root)
     }
 

@@ -45,9 +45,10 @@ import Testing
         return edges
     }
 
-    /// The package's targets and the targets each depends on.
-    static func declaredDependencies() throws -> (swiftModules: Set<String>, dependencies: [String: Set<String>]) {
-        let dump = try Tools.run("swift", ["package", "--package-path", root.path, "--ignore-lock", "dump-package"])
+    /// The package's targets and what each depends on: targets by name, other packages'
+    /// products as `product:NAME`.
+    static func declaredDependencies(of package: URL = root) throws -> (swiftModules: Set<String>, dependencies: [String: Set<String>]) {
+        let dump = try Tools.run("swift", ["package", "--package-path", package.path, "--ignore-lock", "dump-package"])
         try #require(dump.status == 0, "swift package dump-package: \(dump.stderr)")
         let package = try #require(try JSONSerialization.jsonObject(with: dump.stdout) as? [String: Any])
         var modules = Set<String>()
@@ -61,9 +62,11 @@ import Testing
             }
             var names = Set<String>()
             for dependency in target["dependencies"] as? [[String: Any]] ?? [] {
-                // {"byName": ["VTCore", null]} or {"target": [...]}; products of other packages are left out.
+                // {"byName": ["VTCore", null]}, {"target": [...]} or {"product": ["Logging", "swift-log", …]}.
                 if let byName = (dependency["byName"] ?? dependency["target"]) as? [Any], let first = byName.first as? String {
                     names.insert(first)
+                } else if let product = dependency["product"] as? [Any], let first = product.first as? String {
+                    names.insert("product:\(first)")
                 }
             }
             dependencies[name] = names
@@ -101,6 +104,28 @@ import Testing
             for dependency in dependencies where drawn.contains(dependency) && !paths.contains(dependency) {
                 Issue.record("\(module) depends on \(dependency), which Package.swift's diagram does not show below it")
             }
+        }
+    }
+
+    /// make fuzz builds the modules in a package of its own (Fuzz/Package.swift: libFuzzer's
+    /// targets link only with --sanitize=fuzzer), whose targets are the root's source folders
+    /// linked under Fuzz/Sources. Each must declare what the root declares, and what it needs
+    /// must be there too, or make fuzz stops building when a module gains a dependency.
+    @Test func theFuzzPackageMirrorsTheModules() throws {
+        let (_, root) = try Self.declaredDependencies()
+        let fuzzPackage = Self.root.appendingPathComponent("Fuzz")
+        let (_, fuzz) = try Self.declaredDependencies(of: fuzzPackage)
+        let mirrored = fuzz.keys.filter { root[$0] != nil }
+        try #require(mirrored.contains("vtrecord") && mirrored.contains("VTH264"), "\(fuzz.keys.sorted())")
+        for name in mirrored {
+            #expect(fuzz[name] == root[name],
+                    "Fuzz/Package.swift's \(name) depends on \(fuzz[name]!.sorted()), the root's on \(root[name]!.sorted())")
+            for dependency in root[name]! where !dependency.hasPrefix("product:") && fuzz[dependency] == nil {
+                Issue.record("Fuzz/Package.swift has no \(dependency), which \(name) depends on")
+            }
+            let folder = fuzzPackage.appendingPathComponent("Sources/\(name)").resolvingSymlinksInPath()
+            #expect(folder.path == Self.root.appendingPathComponent("Sources/\(name)").resolvingSymlinksInPath().path,
+                    "Fuzz/Sources/\(name) is not a link to Sources/\(name)")
         }
     }
 

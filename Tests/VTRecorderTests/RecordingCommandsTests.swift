@@ -19,7 +19,7 @@ import VTCore
     static func commands(events: EventInbox?, stop: StopRequest = StopRequest(), overwrite: Bool = false,
                          stillWait: Double = 5, stopped: Askers? = nil) -> RecordingCommands {
         RecordingCommands(events: events, stop: stop, overwrite: overwrite, stillWait: stillWait,
-                          stopping: { who in stopped?.append(who) })
+                          stopping: { who, _ in stopped?.append(who) })
     }
 
     static func answer(_ commands: RecordingCommands, _ line: String) throws -> [String: Any] {
