@@ -86,6 +86,8 @@ public final class OutputBranch: Sendable {
         var format: VideoFormatDescription?
         var accepting = true
         var finishing = false
+        /// CLOCK_MONOTONIC nanoseconds when finishing must end (`longestFinish` after it began).
+        var finishingEnds: Int64 = 0
         var abandoning = false
         var keyFrameWanted = false
         /// CLOCK_MONOTONIC nanoseconds the branch went down; nil while up.
@@ -119,8 +121,14 @@ public final class OutputBranch: Sendable {
     static let longestWait = 5.0
     /// Retries wait 1 s, then twice as long each time, up to this.
     static let longestBackoff = 30.0
-    /// How long the stream may take at the end of a recording to send what waits.
+    /// At the end of a recording, how long the stream may take to send each packet that
+    /// waits: a receiver that takes nothing is given up on after that long...
     public static let finishingTime = 0.5
+    /// ...and one that takes what waits slowly after this in all (the time a stream that is
+    /// the recording has). A stream that connected late, or fell behind, and is paced by SRT
+    /// sends its backlog slower than real time: cut after 0.5 s in all, a loaded run's
+    /// receiver lacked the last 8 of 90 pictures.
+    static let longestFinish = 5.0
 
     /// Starts the branch's thread (`threadName`, at most 15 bytes). `interrupt` is the one its
     /// network output waits with; `say` gets its one-line notices.
@@ -208,11 +216,12 @@ public final class OutputBranch: Sendable {
         }
     }
 
-    /// The recording ended cleanly: what waits is sent, for at most `finishingTime`, and the
-    /// stream is ended. Returns at once; `finish` waits.
+    /// The recording ended cleanly: what waits is sent, each packet within `finishingTime`
+    /// and all within `longestFinish`, and the stream is ended. Returns at once; `finish` waits.
     func beginFinishing() {
         let (first, connected): (Bool, Bool) = state.withLock { state in
             defer { state.finishing = true }
+            if !state.finishing { state.finishingEnds = MonotonicClock.nanoseconds() + Int64(Self.longestFinish * 1e9) }
             return (!state.finishing, state.report.state == .connected)
         }
         // A stream still connecting (or down) has nothing it could send in time: it ends at once.
@@ -237,11 +246,11 @@ public final class OutputBranch: Sendable {
         waitUntilEnded()
     }
 
-    /// Waits for the branch's thread, at most `finishingTime` and a second more (an SRT socket
+    /// Waits for the branch's thread, at most `longestFinish` and a second more (an SRT socket
     /// lingers up to a second on close for what its receiver has not acknowledged): past that
     /// the process goes on without it.
     private func waitUntilEnded() {
-        guard ended.wait(timeout: .now() + .milliseconds(Int((Self.finishingTime + 1) * 1000))) == .success else { return }
+        guard ended.wait(timeout: .now() + .milliseconds(Int((Self.longestFinish + 1) * 1000))) == .success else { return }
         // For whoever waits next.
         ended.signal()
     }
@@ -307,7 +316,7 @@ public final class OutputBranch: Sendable {
             }
             let bytes = output.statistics.bytes
             let paths = output.paths
-            state.withLock { state in
+            let finishingEnds = state.withLock { state in
                 if packet.isKeyFrame, let opened = state.openedAt {
                     let waited = Double(MonotonicClock.nanoseconds() - opened) / 1e9
                     state.report.keyFrameWaitMax = max(state.report.keyFrameWaitMax, waited)
@@ -316,6 +325,12 @@ public final class OutputBranch: Sendable {
                 state.report.packetsWritten += 1
                 state.report.bytes = state.bytesBefore + bytes
                 state.report.paths = paths
+                return state.finishingEnds
+            }
+            // A packet went out while finishing: the next has its own `finishingTime`.
+            if finishingEnds != 0 {
+                let left = Double(finishingEnds - MonotonicClock.nanoseconds()) / 1e9
+                interrupt.endBy(max(0, min(Self.finishingTime, left)))
             }
         }
     }
