@@ -43,7 +43,8 @@ public struct RecordingSession: Sendable {
     }
 
     /// Seconds a published recording has after a stop to send the end of its stream.
-    public static let publishedEndingTime = 5.0
+    /// The same time a stream beside the recording has in all.
+    public static let publishedEndingTime = OutputBranch.longestFinish
 
     /// What the recording says as it goes, unless --quiet.
     var notice: @Sendable (String) -> Void {

@@ -128,7 +128,7 @@ public final class OutputBranch: Sendable {
     /// the recording has). A stream that connected late, or fell behind, and is paced by SRT
     /// sends its backlog slower than real time: cut after 0.5 s in all, a loaded run's
     /// receiver lacked the last 8 of 90 pictures.
-    static let longestFinish = 5.0
+    public static let longestFinish = 5.0
 
     /// Starts the branch's thread (`threadName`, at most 15 bytes). `interrupt` is the one its
     /// network output waits with; `say` gets its one-line notices.
