@@ -28,8 +28,14 @@ bundle=${TEST_BIN_PATH:-$(swift build --show-bin-path)}/vtrecordPackageTests.xct
 # must not run beside), and a test in none would never run.
 /usr/bin/env python3 "$(dirname "$0")/lane-check.py" "$bundle" "$@" || {
   echo "the lanes above select a test twice or not at all: mend TEST_LANES in the Makefile"; exit 1; }
-logs=$(mktemp -d)
-trap 'rm -rf "$logs"' EXIT
+# TEST_LOGS_DIR keeps every process's log and event stream there (for a closer look at where
+# the time went); by default they are removed at the end.
+if [ -n "${TEST_LOGS_DIR:-}" ]; then
+  logs=$TEST_LOGS_DIR; mkdir -p "$logs" && rm -f "$logs"/*.events "$logs"/*.log "$logs"/*.code "$logs"/*.name
+else
+  logs=$(mktemp -d)
+  trap 'rm -rf "$logs"' EXIT
+fi
 status=0
 failed=()
 lane_count=0
@@ -43,11 +49,12 @@ run_lane() {
     if [ "$options" = "$text" ]; then text=""; else text=${text#* ; }; fi
     step=$((step + 1))
     code=0
+    local began=$SECONDS
     # shellcheck disable=SC2086 # the options are words, split on purpose
     NO_COLOR=1 "$bundle" --testing-library swift-testing $options \
       --event-stream-output-path "$logs/$lane.$step.events" --event-stream-version 0 \
       >"$logs/$lane.$step.log" 2>&1 || code=$?
-    echo "$options" >"$logs/$lane.$step.name"
+    echo "$options ($((SECONDS - began)) s)" >"$logs/$lane.$step.name"
     echo $code >"$logs/$lane.$step.code"
   done
 }
