@@ -42,10 +42,6 @@ public struct RecordingSession: Sendable {
         (self.plan, self.logger, self.tools) = (plan, logger, tools)
     }
 
-    /// Seconds a published recording has after a stop to send the end of its stream.
-    /// The same time a stream beside the recording has in all.
-    public static let publishedEndingTime = OutputBranch.longestFinish
-
     /// What the recording says as it goes, unless --quiet.
     var notice: @Sendable (String) -> Void {
         let quiet = plan.quiet, logger = logger
@@ -66,7 +62,8 @@ public struct RecordingSession: Sendable {
         // Listening from the start: a camera can take its time to open, and a signal meanwhile
         // must not wait for it (nor two signals merge into one while nobody takes them).
         let stop = StopRequest()
-        // A published recording's network calls: after a stop, they have 5 s (the encoder's
+        // A published recording's network calls: after a stop, they have as long as a stream
+        // beside the recording has in all (OutputBranch.longestFinish, 5 s; the encoder's
         // last pictures included) to send the end of the stream, and no longer: a receiver
         // that stopped reading cannot hold the end.
         let recordingInterrupt = NetworkInterrupt()
@@ -76,7 +73,7 @@ public struct RecordingSession: Sendable {
             events: plan.events == nil ? nil : inbox, stop: stop, overwrite: plan.overwrite,
             stopping: { who, againAborts in
                 notice("\(who): finishing the recording\(againAborts ? " (send it again to abort)" : "")")
-                recordingInterrupt.endBy(Self.publishedEndingTime)
+                recordingInterrupt.endBy(OutputBranch.longestFinish)
             })
         StopSignals.start(
             onFirst: { name in commands.stop(by: name, againAborts: true) },
