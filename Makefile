@@ -104,8 +104,8 @@ run: build
 # to shorten. Then the tests that need
 # both cores to themselves run on their own: those of --realtime adaptive, which check how the
 # speed controller answers an encoder's cost; those of an encoder slower than the camera
-# (x264 veryslow at 1080p takes both cores, and the capture thread beside it must pass every
-# frame on within a frame's time: with the lanes beside it, it missed the driver's buffers);
+# (x264 veryslow at 1080p, and the capture thread beside it must pass every frame on within a
+# frame's time: with the lanes beside it, it missed the driver's buffers);
 # and the 1080p recordings with stills, with three
 # streams beside the file, with fifty viewers of the live stream, and four cameras' JPEGs
 # stored by four processes at once (--encoder copy), that must drop nothing.
