@@ -14,7 +14,8 @@ least-squares slope of the samples is printed in MiB an hour (the goal: under 1)
 start and end figures.
 
 Knobs (environment): SOAK_SECONDS (3600), SOAK_WARMUP (300), SOAK_SIZE (1920x1080),
-SOAK_SAMPLE (10), SOAK_DIR (a temporary directory, removed at the end unless given).
+SOAK_SAMPLE (10), SOAK_EVENT_EVERY (20 seconds between events), SOAK_DIR (a temporary directory,
+removed at the end unless given), VTRECORD (the binary, or a program that runs it).
 Exit status 1 when the slope is 1 MiB an hour or more.
 """
 
@@ -84,6 +85,7 @@ def main():
     seconds = int(os.environ.get("SOAK_SECONDS", "3600"))
     warmup = int(os.environ.get("SOAK_WARMUP", "300"))
     sample = float(os.environ.get("SOAK_SAMPLE", "10"))
+    event_every = float(os.environ.get("SOAK_EVENT_EVERY", "20"))
     size = os.environ.get("SOAK_SIZE", "1920x1080")
     given = os.environ.get("SOAK_DIR")
     work = Path(given or tempfile.mkdtemp(prefix="vtrecord-soak-"))
@@ -117,7 +119,7 @@ def main():
                     viewer.wait()
                 viewer = subprocess.Popen(["curl", "-s", "-o", "/dev/null", f"{base}/live.mp4"])
                 viewer_since = now
-            if now - events_since >= 20:
+            if now - events_since >= event_every:
                 events_asked += ask(control, "event soak 2s")
                 events_since = now
             fetch(f"{base}/status")

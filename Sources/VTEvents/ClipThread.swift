@@ -117,6 +117,9 @@ final class ClipThread: Sendable {
                     return (nil, state.finishing, state.abandoning)
                 }
                 let command = state.commands[state.head]
+                // The slot lets its packet go now, not when the list is next compacted: up to 256
+                // written pictures would stay alive meanwhile (megabytes at 1080p).
+                state.commands[state.head] = .close(clip: -1)
                 state.head += 1
                 if case .packet(_, let packet) = command { state.backlogBytes -= packet.byteCount }
                 if state.head > 256 && state.head * 2 > state.commands.count {
