@@ -1,6 +1,7 @@
 #ifndef VT_CLINUX_SHIM_H
 #define VT_CLINUX_SHIM_H
 
+#include <malloc.h>
 #include <stddef.h>
 #include <sys/prctl.h>
 
@@ -30,6 +31,13 @@ static inline int vt_usable_cores(void) {
 // for the calling thread; prctl is variadic, which Swift cannot call). 0, or -1 and errno.
 static inline int vt_name_this_thread(const char *name) {
     return prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL);
+}
+
+// mallopt(M_MMAP_THRESHOLD, bytes): allocations of `bytes` or more are mapped on their own and
+// unmapped when freed, and the threshold no longer rises after frees (glibc's default does,
+// up to 32 MiB). 1 on success, 0 on failure.
+static inline int vt_map_allocations_from(int bytes) {
+    return mallopt(M_MMAP_THRESHOLD, bytes);
 }
 
 #endif

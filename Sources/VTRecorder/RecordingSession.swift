@@ -59,6 +59,12 @@ public struct RecordingSession: Sendable {
     public func run() throws -> Outcome {
         let plan = plan, logger = logger, quiet = plan.quiet, notice = notice, warn = warn
         plan.notices.forEach(notice)
+        // A camera's recording may run for days: large allocations are mapped on their own, so
+        // that what is freed goes back to the system (a 1080p recording with a clip every 6 s
+        // grew 89 MiB an hour without it and none in the same 5 minutes with it).
+        if case .camera = plan.source, !Allocator.mapAllocations(from: 64 * 1024) {
+            warn("glibc refused an mmap threshold of 64 KiB: a long recording's memory may creep up")
+        }
         // Listening from the start: a camera can take its time to open, and a signal meanwhile
         // must not wait for it (nor two signals merge into one while nobody takes them).
         let stop = StopRequest()
