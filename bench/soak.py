@@ -7,16 +7,18 @@ most 20 MB of them) of a 2 s event asked on the control socket every 20 s, and w
 HTTP: a viewer of /live.mp4 that reconnects every 30 s, the HLS playlist and /status polled
 every few seconds. The camera's pictures are made once (its picture ring): a JPEG encoded for
 every 1080p frame took the recording's process half a core, and with it this two-core machine
-fell behind (784 frames dropped at the queue in 55 minutes) and stepped up 68 MiB part-way,
-as the queue's picture pool grows toward its bound when it first must (docs/testing.md). (A lamp blinking for motion to see no
-longer makes clips: a change of light is not motion.) VmRSS is sampled every SAMPLE seconds; after WARMUP seconds the
-least-squares slope of the samples is printed in MiB an hour (the goal: under 1), with the
-start and end figures.
+fell behind (784 frames dropped at the queue in 55 minutes) and stepped up 68 MiB part-way, as
+the queue's picture pool grows toward its bound when it first must (docs/testing.md). (A lamp
+blinking for motion to see no longer makes clips: a change of light is not motion.)
+VmRSS is sampled every SAMPLE seconds; after WARMUP seconds the least-squares slope of the
+samples is printed in MiB an hour (the goal: under 1), with the start and end figures.
 
 Knobs (environment): SOAK_SECONDS (3600), SOAK_WARMUP (300), SOAK_SIZE (1920x1080),
-SOAK_SAMPLE (10), SOAK_EVENT_EVERY (20 seconds between events), SOAK_DIR (a temporary directory,
-removed at the end unless given), VTRECORD (the binary, or a program that runs it).
-Exit status 1 when the slope is 1 MiB an hour or more.
+SOAK_SAMPLE (10), SOAK_EVENT_EVERY (20 seconds between events), SOAK_DIR (a temporary
+directory, removed at the end unless given), VTRECORD (the binary; a wrapper such as
+heaptrack runs it as a child, and the memory sampled is then the wrapper's).
+Exit status 1 when the slope is 1 MiB an hour or more, or when events were asked and no clip
+was made.
 """
 
 import json
@@ -148,6 +150,9 @@ def main():
         return 1
     clips = len(((read_json(work / "summary.json") or {}).get("events") or {}).get("clips") or [])
     print(f"soak: {events_asked} events asked on the control socket, {clips} clips made")
+    if events_asked > 0 and clips == 0:
+        print(f"soak: no clip was made: see {work / 'vtrecord.log'}")
+        return 1
     slope = slope_per_hour(samples)
     print(f"soak: {len(samples)} samples after {warmup} s: {samples[0][1] / 1024:.1f} → {samples[-1][1] / 1024:.1f} MiB, "
           f"slope {slope:+.2f} MiB an hour (goal: under 1)")
