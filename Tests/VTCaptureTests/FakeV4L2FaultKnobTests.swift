@@ -86,8 +86,13 @@ struct FakeV4L2FaultKnobTests {
         #expect(result.standardError.contains("ioctl(VIDIOC_DQBUF): Input/output error"), "\(result.transcript)")
         let codes = try frameNumbers(in: Data(contentsOf: URL(fileURLWithPath: output)), layout: .gray,
                                      width: 640, height: 480)
-        #expect(codes == Array(0..<5))
+        // The stream breaks when frame 5 comes due, and from then on DQBUF fails even for a
+        // buffer already filled (as vb2 does once a queue has an error): an ffmpeg held back
+        // by the machine's load gets fewer than 5, but always the first ones, in order, and
+        // exactly those the camera says it delivered.
         let report = try camera.report()
+        #expect(codes.count <= 5 && codes == Array(0..<codes.count), "\(codes)")
+        #expect(codes.count == report.framesDelivered, "\(codes) against \(report)")
         #expect(report.failed && !report.unplugged, "\(report)")
         #expect(report.releasedEverything, "\(report)")
 
