@@ -14,8 +14,8 @@ The fake camera paints its pictures (with sensor-like noise, so the encoder work
 with a real camera) and, for MJPEG, compresses them, inside the recording process, on the
 capture thread as it dequeues them: work a real camera does in its own hardware, which costs a
 noisy 1080p MJPEG stream about 45 % of a core on top of the recorder's own, enough to make two
-cores fall behind. So the camera makes a ring of RING pictures once, when they are first
-needed, and hands them out in turn (FAKE_V4L2_PICTURE_RING): every frame is still a different
+cores fall behind. So the camera makes a ring of RING pictures once, when the stream starts,
+and hands them out in turn (FAKE_V4L2_PICTURE_RING): every frame is still a different
 noisy picture from the one before it, decoded and encoded in full, and what the camera still
 costs (the copy into the buffer) is measured on its own, by streaming the same format with
 v4l2-ctl, and reported beside vtrecord's. The ring lives in the recording process, so its

@@ -7,10 +7,12 @@ import VTCore
 ///
 /// Unpaced (the default), frames are produced as fast as they are taken, like a file. Live,
 /// frames are due at the frame rate on the monotonic clock from the first `nextFrame()`, and
-/// the source behaves like a camera: it never waits for the consumer. A frame whose time
-/// comes while every buffer is still held, or that is more than a frame period overdue when
-/// `nextFrame()` is called, is dropped and counted in `statistics.droppedBySource`; its
-/// number is skipped, so the gap shows in `sequence`, in `pts` and in the pictures.
+/// the source behaves like a camera's driver with `bufferCount` buffers: it never waits for
+/// the consumer. Frames that came due while the consumer was away are kept, oldest first, as
+/// many as there are buffers the consumer does not hold when it comes back, and handed out
+/// before the next one is waited for; the others are dropped and counted in
+/// `statistics.droppedBySource`, and their numbers are skipped, so the gap shows in
+/// `sequence`, in `pts` and in the pictures.
 public final class TestPatternSource: CaptureSource {
     public let format: CaptureFormat
 
@@ -27,7 +29,10 @@ public final class TestPatternSource: CaptureSource {
     private let schedule = Mutex(Schedule())
 
     private struct Schedule {
+        /// The next frame to come due.
         var nextFrame = 0
+        /// Frames kept while the consumer was away, to hand out before `nextFrame`.
+        var kept = 0..<0
         /// `CLOCK_MONOTONIC` nanoseconds when frame 0 was due; set by the first `nextFrame()`.
         var start: Int64?
     }
@@ -103,21 +108,26 @@ public final class TestPatternSource: CaptureSource {
         let start = schedule.start ?? MonotonicClock.nanoseconds()
         schedule.start = start
         while true {
-            var n = schedule.nextFrame
+            if let n = schedule.kept.first {
+                if interrupt.isTripped { return nil }
+                schedule.kept = schedule.kept.dropFirst()
+                guard let picture = pool.tryTake() else {
+                    counters.withLock { $0.droppedBySource += 1 }
+                    continue
+                }
+                return deliver(frame: n, in: picture)
+            }
+            let n = schedule.nextFrame
             guard interrupt.sleep(untilMonotonic: start + nanoseconds(untilFrame: n)) else { return nil }
-            // Like a camera that keeps only its newest picture: frames whose successor is
-            // already due were missed by a consumer that came back late.
-            let current = frameDue(atNanoseconds: MonotonicClock.nanoseconds() - start)
-            if current > n {
-                counters.withLock { $0.droppedBySource += current - n }
-                n = current
-            }
-            schedule.nextFrame = n + 1
-            guard let picture = pool.tryTake() else {
-                counters.withLock { $0.droppedBySource += 1 }
-                continue
-            }
-            return deliver(frame: n, in: picture)
+            // Frames n…current are due. A driver fills its free buffers in turn and drops
+            // what finds none: the oldest are kept, one for each buffer the consumer does
+            // not hold now (a consumer that came back late, or that holds every buffer).
+            let current = max(n, frameDue(atNanoseconds: MonotonicClock.nanoseconds() - start))
+            let due = current - n + 1
+            let kept = min(due, pool.capacity - pool.inUse)
+            if kept < due { counters.withLock { $0.droppedBySource += due - kept } }
+            schedule.nextFrame = current + 1
+            schedule.kept = n..<(n + kept)
         }
     }
 

@@ -150,9 +150,10 @@
 //                                  picture's height on a side, in the upper right quarter) is
 //                                  lit in the first ON frames of every PERIOD, from frame 0.
 //   FAKE_V4L2_PICTURE_RING=N       A camera whose pictures cost the process nothing, as a real
-//                                  one makes them in hardware: the first N frames are painted
-//                                  (and packed or compressed) with frame codes 0…N-1 and kept,
-//                                  each later frame is a copy of the one N before it (0: off).
+//                                  one makes them in hardware: N pictures are painted (and
+//                                  packed or compressed) with frame codes 0…N-1 at STREAMON,
+//                                  before the frame clock starts, and frame n is a copy of
+//                                  picture n mod N (0: off).
 //   FAKE_V4L2_FLASH=1              Frames fall on a grid through the whole seconds of
 //                                  CLOCK_MONOTONIC (STREAMON's time is moved back to make it
 //                                  so), and the frame on each second has its lower half white:

@@ -287,6 +287,9 @@ FV_HIDDEN void fv_draw_blink(uint8_t *y, uint32_t width, uint32_t height, uint32
 // lower half white.
 FV_HIDDEN size_t fv_paint(uint32_t fourcc, uint32_t width, uint32_t height, uint32_t sequence,
                           bool flash, uint8_t *destination, size_t capacity);
+// Makes the FAKE_V4L2_PICTURE_RING pictures of this format (pictures of up to `capacity`
+// bytes) now, so the stream that follows only copies them.
+FV_HIDDEN void fv_prepare_ring(uint32_t fourcc, uint32_t width, uint32_t height, size_t capacity);
 FV_HIDDEN uint32_t fv_bytesperline(uint32_t fourcc, uint32_t width);
 FV_HIDDEN uint32_t fv_sizeimage(uint32_t fourcc, uint32_t width, uint32_t height);
 FV_HIDDEN const char *fv_format_description(uint32_t fourcc);

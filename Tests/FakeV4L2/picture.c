@@ -281,9 +281,9 @@ static size_t compress_jpeg(uint8_t *out, size_t capacity) {
 }
 
 // FAKE_V4L2_PICTURE_RING=N: a camera whose pictures cost the process nothing, as a real one
-// makes them in its own hardware. The first N frames are painted (and packed or compressed) as
-// usual, with frame codes 0…N-1, and kept; every later frame is a copy of the one N before it,
-// so the frame code counts 0…N-1 over and over.
+// makes them in its own hardware. N pictures are painted (and packed or compressed) as usual,
+// with frame codes 0…N-1, at STREAMON (fv_prepare_ring) and kept; frame n is a copy of
+// picture n mod N, so the frame code counts 0…N-1 over and over.
 static struct {
     uint32_t fourcc, width, height, count;
     uint8_t **pictures;
@@ -336,6 +336,26 @@ size_t fv_paint(uint32_t fourcc, uint32_t width, uint32_t height, uint32_t seque
     if (ring.sizes[slot] > capacity) return 0;
     memcpy(destination, ring.pictures[slot], ring.sizes[slot]);
     return ring.sizes[slot];
+}
+
+// Paints the ring's pictures before the stream's clock starts. Painted as the first frames came
+// due instead, a 1080p MJPEG ring cost each of those frames a paint and a compression on the
+// capture thread, inside DQBUF: with three other cameras' processes starting beside it, frame
+// 11 found no buffer queued, a drop the recorder was blamed for.
+void fv_prepare_ring(uint32_t fourcc, uint32_t width, uint32_t height, size_t capacity) {
+    if (fv.config.picture_ring == 0 || fourcc == V4L2_PIX_FMT_H264) return;
+    uint8_t *scratch = malloc(capacity);
+    if (scratch == NULL) {
+        fv_trace("out of memory for a %zu-byte picture of the ring", capacity);
+        return;
+    }
+    for (uint32_t n = 0; n < fv.config.picture_ring; n++) {
+        if (fv_paint(fourcc, width, height, n, false, scratch, capacity) == 0) {
+            fv_trace("picture %u of the ring could not be made before STREAMON", n);
+            break;
+        }
+    }
+    free(scratch);
 }
 
 // The lower half white, as the test pattern flashes with its test sound.

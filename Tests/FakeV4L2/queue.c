@@ -361,6 +361,7 @@ int fv_streamon(struct fv_handle *handle, const int *type) {
     struct fv_device *device = handle->device;
     if (device->allocation == NULL) return -EINVAL;
     if (device->streaming) return 0;
+    fv_prepare_ring(device->format->fourcc, device->size->width, device->size->height, device->allocation->length);
     device->streaming = true;
     device->start_ns = fv.config.flash ? fv_aligned_start_ns(device, fv_now_ns()) : fv_now_ns();
     device->next_sequence = 0;

@@ -170,6 +170,28 @@ struct LiveTestPatternTests {
         #expect(ContinuousClock.now - start < .milliseconds(1500), "the next frame was 2 s away")
     }
 
+    /// A consumer away for 80 ms at 100 frames a second, with four buffers free: the four
+    /// oldest frames that came due meanwhile come at once, in order, as a driver's filled
+    /// buffers would, and the rest up to the next one handed out were dropped.
+    @Test func framesDueWhileTheConsumerWasAwayComeOldestFirst() throws {
+        let source = try TestPatternSource(width: 64, height: 64,
+                                           frameRate: FrameRate(numerator: 100, denominator: 1)!,
+                                           live: true, bufferCount: 4)
+        let first = try requireFrame(source.nextFrame())
+        #expect(first.sequence == 0)
+        _ = consume first
+        Thread.sleep(forTimeInterval: 0.08)
+        var sequences: [UInt64] = []
+        for _ in 0..<5 {
+            let frame = try requireFrame(source.nextFrame())
+            #expect(frameNumber(in: frame.buffer!) == Int(frame.sequence))
+            sequences.append(frame.sequence)
+        }
+        #expect(Array(sequences.prefix(4)) == [1, 2, 3, 4], "\(sequences)")
+        #expect(sequences[4] == 5 + UInt64(source.statistics.droppedBySource), "\(sequences)")
+        #expect(source.statistics.droppedBySource >= 3, "at least frames 5 to 7 came due with no buffer free")
+    }
+
     @Test func framesDueWhileEveryBufferIsHeldAreDropped() throws {
         let source = try TestPatternSource(width: 64, height: 64,
                                            frameRate: FrameRate(numerator: 100, denominator: 1)!,
