@@ -53,14 +53,15 @@ import VTCapture
         #expect(numbers.allSatisfy { $0 != nil })
         // Paced like a camera: of the frames whose time came while the capture thread was kept
         // off the CPU, those beyond the buffers free are dropped by the source, and the place
-        // of each on the constant-rate grid repeats the picture before it. Each picture is
-        // therefore the one of its own place or a repeat of the one before, and the summary
-        // counts every repeat, each for a frame the source dropped.
+        // of each on the constant-rate grid repeats the picture before it; so does a frame of
+        // the burst that follows which finds the queue full. Each picture is therefore the one
+        // of its own place or a repeat of the one before, and the summary counts every repeat,
+        // each for a frame the source or the queue dropped.
         let kept = numbers.compactMap { $0 }
         #expect(kept.indices.allSatisfy { kept[$0] == $0 || ($0 > 0 && kept[$0] == kept[$0 - 1]) }, "\(kept)")
         let repeats = zip(kept, kept.dropFirst()).filter { $0 == $1 }.count
         let duplicated = json["frames_duplicated"] as? Int
-        let dropped = json["dropped_driver"] as? Int ?? 0
+        let dropped = (json["dropped_driver"] as? Int ?? 0) + (json["dropped_queue"] as? Int ?? 0)
         #expect(duplicated == repeats && repeats <= dropped && repeats > 0, "\(kept): \(json)")
     }
 
