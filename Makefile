@@ -91,17 +91,16 @@ run: build
 	fi
 
 # The build (tests included) fails on a warning in vtrecord's code (Package.swift makes each
-# one an error); a warning SwiftPM itself prints fails it here. The suite then runs as three
+# one an error); a warning SwiftPM itself prints fails it here. The suite then runs as two
 # lanes side by side (Tests/run-in-parallel.sh), since most of its tests wait on real time or
-# on child processes while the CPU idles: the serialized camera tests; the other tests that
-# wait on real time (the stream tests with their receivers, relays and media servers; the
-# container and sound trials, each suite one recording at a time), then half of the command
-# line's other tests, with the tests of --encoder copy; and, at nice 10, the other half, the
-# capture module's tests and the other modules' own. The third lane fills the CPU the first two
-# leave idle (about half of it, in turn) without taking it from their recordings: at equal
-# priority, the camera and batch recordings beside two busy lanes missed frames and an encoder
-# slower than the camera fell short, in every full run; at nice 10, 12 min 45 s became 10 min
-# 12 s. The slowest tests and suites, listed at the end of every run, say what
+# on child processes while the CPU idles: the serialized camera tests, then half of the command
+# line's other tests; the other tests that wait on real time (the stream tests with their
+# receivers, relays and media servers; the container and sound trials, each suite one
+# recording at a time), the modules' own tests, then the other half, with the tests of
+# --encoder copy. (Three lanes made the run about five minutes shorter while this machine was
+# fast; when it was a quarter slower, the camera and batch recordings beside two busy lanes
+# missed frames and an encoder slower than the camera fell short, in every full run; a fourth
+# lane did so before.) The slowest tests and suites, listed at the end of every run, say what
 # to shorten. Then the tests that need
 # both cores to themselves run on their own: those of --realtime adaptive, which check how the
 # speed controller answers an encoder's cost; those of an encoder slower than the camera
@@ -141,9 +140,8 @@ TEST_QUIET := srtThroughALossyRelay|srtAtLatency800ThroughALossyLinkDecodesClean
 TEST_CLI_FIRST := VTRecordCLITests\.(BatchTests|BrowserPlaybackTests|CameraDiscoveryTests|CommandLineTests|DecoderSelectionTests|DecompressionSessionTests|DocumentationTests|FuzzCLITests|FuzzRegressionTests|HTTPServerTests|InstallTests|MP4OutputTests|MuxedOutputTests|OutputTests|PresetTests)/
 # The capture module's own tests (the stand-in camera's and microphone's proofs, motion
 # analysis: a third of the modules' time) end the first lane, which was 200 s shorter.
-TEST_LANES := "--filter CameraRecordingTests --skip $(TEST_ALONE)" \
-              "--filter $(TEST_WAITING) --skip $(TEST_QUIET)|$(TEST_ALONE) ; --filter VTRecordCLITests --skip CameraRecordingTests|$(TEST_WAITING)|$(TEST_CLI_FIRST)|$(TEST_ALONE)" \
-              "nice=10 --filter $(TEST_CLI_FIRST) ; nice=10 --filter VTCaptureTests ; nice=10 --skip VTRecordCLITests|VTCaptureTests" \
+TEST_LANES := "--filter CameraRecordingTests --skip $(TEST_ALONE) ; --filter $(TEST_CLI_FIRST) ; --filter VTCaptureTests" \
+              "--filter $(TEST_WAITING) --skip $(TEST_QUIET)|$(TEST_ALONE) ; --skip VTRecordCLITests|VTCaptureTests ; --filter VTRecordCLITests --skip CameraRecordingTests|$(TEST_WAITING)|$(TEST_CLI_FIRST)|$(TEST_ALONE)" \
               -- "--filter $(TEST_ALONE) --skip $(TEST_ALONE_COPY) ; --filter $(TEST_ALONE_COPY)" -- "--filter $(TEST_QUIET)"
 test: test-deps
 	@log=$$(mktemp); status=0; $(SWIFT) build --build-tests $(TEST_BUILD_FLAGS) >$$log 2>&1 || status=$$?; cat $$log; \

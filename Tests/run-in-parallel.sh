@@ -6,9 +6,8 @@
 #
 # Each LANE is one quoted argument: a list of the options `swift test` passes on (such as
 # "--filter CameraRecordingTests"), or several such lists separated by " ; ", run one after
-# the other; a list that starts with "nice=N " runs at that niceness, and so does every process
-# its tests start. The lanes between two `--` run at once, and a stage starts when the one
-# before it has ended. The script fails if any process fails, and ends with the list of what failed, so
+# the other. The lanes between two `--` run at once, and a stage starts when the one before it
+# has ended. The script fails if any process fails, and ends with the list of what failed, so
 # the last lines of a long log say which test to look at.
 #
 # Swift Testing runs as many tests at once as the machine has cores, and a test that waits for
@@ -50,17 +49,12 @@ run_lane() {
     if [ "$options" = "$text" ]; then text=""; else text=${text#* ; }; fi
     step=$((step + 1))
     code=0
-    local began=$SECONDS niceness=() shown=$options
-    if [[ $options == nice=* ]]; then
-      niceness=(nice -n "${options%% *}")
-      niceness[2]=${niceness[2]#nice=}
-      options=${options#* }
-    fi
+    local began=$SECONDS
     # shellcheck disable=SC2086 # the options are words, split on purpose
-    NO_COLOR=1 "${niceness[@]}" "$bundle" --testing-library swift-testing $options \
+    NO_COLOR=1 "$bundle" --testing-library swift-testing $options \
       --event-stream-output-path "$logs/$lane.$step.events" --event-stream-version 0 \
       >"$logs/$lane.$step.log" 2>&1 || code=$?
-    echo "$shown ($((SECONDS - began)) s)" >"$logs/$lane.$step.name"
+    echo "$options ($((SECONDS - began)) s)" >"$logs/$lane.$step.name"
     echo $code >"$logs/$lane.$step.code"
   done
 }
